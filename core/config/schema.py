@@ -1,0 +1,110 @@
+"""The scheduler configuration as typed, immutable values.
+
+These are YuniKorn's `queues.yaml` shapes after parsing: `parse.py` builds them from YAML
+(strictly: unknown keys are errors), `validate.py` checks them as a whole, and the scheduler
+applies a `SchedulerConfig` in one step. Resource amounts are already `Resource` vectors in
+core units (vcore in millicores, memory in bytes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from core.resources import Resource
+
+ROOT = "root"
+DEFAULT_PARTITION = "default"
+
+# Queue properties the scheduler reads (others are kept and shown, not interpreted).
+APPLICATION_SORT_POLICY = "application.sort.policy"  # fifo (default) | fair; stateaware -> fifo
+APPLICATION_SORT_PRIORITY = "application.sort.priority"  # enabled (default) | disabled
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """One entry of a queue's (or the partition's) `limits` list."""
+
+    limit: str = ""
+    users: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+    max_resources: Resource | None = None
+    max_applications: int = 0  # 0: not limited
+
+
+@dataclass(frozen=True, slots=True)
+class ChildTemplate:
+    """Settings given to dynamic children created under a parent queue."""
+
+    max_applications: int = 0
+    properties: Mapping[str, str] = field(default_factory=dict)
+    guaranteed: Resource | None = None
+    max: Resource | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class QueueConfig:
+    name: str
+    parent: bool = False  # explicitly a parent even without children
+    guaranteed: Resource | None = None
+    max: Resource | None = None
+    max_applications: int = 0  # 0: not limited
+    properties: Mapping[str, str] = field(default_factory=dict)
+    submit_acl: str | None = None
+    admin_acl: str | None = None
+    limits: tuple[Limit, ...] = ()
+    child_template: ChildTemplate | None = None
+    queues: tuple[QueueConfig, ...] = ()
+
+    @property
+    def is_parent(self) -> bool:
+        return self.parent or bool(self.queues)
+
+
+@dataclass(frozen=True, slots=True)
+class FilterConfig:
+    type: str = "allow"  # allow | deny
+    users: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PlacementRuleConfig:
+    name: str  # provided | tag | user | fixed
+    create: bool = False
+    parent: PlacementRuleConfig | None = None
+    filter: FilterConfig | None = None
+    value: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSortPolicyConfig:
+    type: str = "binpacking"  # binpacking | fair
+    resource_weights: Mapping[str, float] = field(default_factory=dict)  # empty: vcore 1, memory 1
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionConfig:
+    name: str = DEFAULT_PARTITION
+    queues: tuple[QueueConfig, ...] = ()  # exactly one: root
+    placement_rules: tuple[PlacementRuleConfig, ...] = ()
+    node_sort_policy: NodeSortPolicyConfig = field(default_factory=NodeSortPolicyConfig)
+    limits: tuple[Limit, ...] = ()
+
+    @property
+    def root(self) -> QueueConfig:
+        return self.queues[0]
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerConfig:
+    partitions: tuple[PartitionConfig, ...]
+    warnings: tuple[str, ...] = ()  # things accepted but worth telling (cpu read as vcore, ...)
+    checksum: str = ""  # sha256 of the source text, as YuniKorn keeps it
+    source: str = ""  # the YAML text it was parsed from (shown by REST /config)
+
+    def partition(self, name: str = DEFAULT_PARTITION) -> PartitionConfig:
+        for part in self.partitions:
+            if part.name == name:
+                return part
+        raise KeyError(name)

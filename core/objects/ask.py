@@ -1,0 +1,104 @@
+"""What the shim tells the core: an ask (a pending pod), an allocation (a placed pod) and
+the identity of the user who submitted it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from core.objects.constraints import NO_CONSTRAINTS, NodeConstraints
+from core.resources import Resource
+
+DEFAULT_USER = "nobody"
+
+# Application tags the shim derives from a pod's namespace (YuniKorn's names).
+TAG_NAMESPACE = "namespace"
+TAG_PARENT_QUEUE = "namespace.parentqueue"
+TAG_QUOTA = "namespace.resourcequota"
+TAG_GUARANTEED = "namespace.resourceguaranteed"
+TAG_MAX_APPS = "namespace.resourcemaxapps"
+
+# Allocation tags.
+TAG_FOREIGN = "foreign"
+FOREIGN_STATIC = "static"
+FOREIGN_DEFAULT = "default"
+
+
+@dataclass(frozen=True, slots=True)
+class UserGroup:
+    user: str = DEFAULT_USER
+    groups: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """A pod Herder is asked to place.
+
+    `tags` carries what the namespace says (see TAG_*); `queue` is the queue the pod names, if
+    any; `quota` is the elastic quota the pod names with its label, if any (the core resolves
+    namespace and default quotas itself).
+    """
+
+    key: str
+    application_id: str
+    resource: Resource
+    name: str = ""  # "<namespace>/<pod>" for people
+    namespace: str = ""
+    queue: str | None = None
+    tags: Mapping[str, str] = field(default_factory=dict)
+    user: UserGroup = field(default_factory=UserGroup)
+    priority: int = 0
+    constraints: NodeConstraints = NO_CONSTRAINTS
+    quota: str | None = None
+    preemptible: bool = True
+    created: float = 0.0
+    problems: tuple[str, ...] = ()  # input the shim could not read (kept pending with this reason)
+
+    @property
+    def display_name(self) -> str:
+        return self.name or self.key
+
+
+@dataclass(frozen=True, slots=True)
+class Allocation:
+    """A pod on a node.
+
+    Herder's own allocations carry their `ask`; foreign ones (pods of other schedulers) carry
+    `foreign` = "static" (owned by a Node: never preempted) or "default" and count on their
+    node only. `queue_path` is set by the core when it places or recovers an allocation.
+    """
+
+    key: str
+    node_id: str
+    resource: Resource
+    priority: int = 0
+    allocation_time: float = 0.0
+    request_time: float = 0.0
+    application_id: str = ""
+    name: str = ""
+    foreign: str | None = None
+    ask: Ask | None = None
+    queue_path: str = ""
+
+    @property
+    def tags(self) -> dict[str, str]:
+        return {TAG_FOREIGN: self.foreign} if self.foreign else {}
+
+    @property
+    def display_name(self) -> str:
+        return self.name or self.key
+
+    @staticmethod
+    def for_ask(ask: Ask, node_id: str, allocation_time: float) -> Allocation:
+        """A placed (or recovered, already bound) Herder pod."""
+        return Allocation(
+            key=ask.key,
+            node_id=node_id,
+            resource=ask.resource,
+            priority=ask.priority,
+            allocation_time=allocation_time,
+            request_time=ask.created,
+            application_id=ask.application_id,
+            name=ask.name,
+            ask=ask,
+        )

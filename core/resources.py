@@ -1,0 +1,284 @@
+"""Resource vectors and Kubernetes quantities.
+
+A `Resource` is an immutable map from a resource name to a non-negative or negative integer:
+`vcore` in millicores, `memory` in bytes, `pods` as a count and every other resource by its
+Kubernetes name as an integer. All arithmetic is exact integer arithmetic.
+
+Two readings of "fits" matter to a scheduler and are kept apart on purpose:
+
+- `fits_in(available)`: every resource the request names must be available; a resource the
+  available side does not name counts as zero (node fit).
+- `within_max(maximum)`: only the resources the maximum names are limited; a resource the
+  maximum does not name is unlimited (queue max, user limits, quotas).
+
+Quantities follow the Kubernetes grammar: a signed decimal number (`1`, `1.5`, `.5`, `5.`),
+then a binary suffix (`Ki` .. `Ei`), a decimal suffix (`m`, `k`, `M`, `G`, `T`, `P`, `E`) or a
+decimal exponent (`e3`, `E-2`). Values are parsed exactly as fractions and rounded up to
+whole units, as Kubernetes' `Value()` and `MilliValue()` do.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from fractions import Fraction
+from typing import Final
+
+VCORE: Final = "vcore"
+MEMORY: Final = "memory"
+PODS: Final = "pods"
+
+_BINARY: Final = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL: Final = {
+    "m": Fraction(1, 1000),
+    "": Fraction(1),
+    "k": Fraction(10**3),
+    "M": Fraction(10**6),
+    "G": Fraction(10**9),
+    "T": Fraction(10**12),
+    "P": Fraction(10**15),
+    "E": Fraction(10**18),
+}
+_QUANTITY_RE: Final = re.compile(
+    r"^(?P<sign>[+-]?)(?P<number>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+    r"(?:(?P<binary>Ki|Mi|Gi|Ti|Pi|Ei)|(?P<exp>[eE][+-]?[0-9]+)|(?P<decimal>[mkMGTPE]?))$"
+)
+# Larger than any real cluster, small enough to stay a plain int64 in JSON consumers.
+MAX_VALUE: Final = 2**63 - 1
+
+
+class QuantityError(ValueError):
+    """A quantity that does not follow the Kubernetes grammar, or does not fit in an int64."""
+
+
+def parse_quantity(value: str | int | float) -> Fraction:
+    """Parse a Kubernetes quantity exactly. Integers and floats from YAML are accepted too."""
+    if isinstance(value, bool):
+        raise QuantityError(f"invalid quantity {value!r}: a boolean is not a quantity")
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise QuantityError(f"invalid quantity {value!r}: not a finite number")
+        return Fraction(repr(value))
+    if not isinstance(value, str):
+        raise QuantityError(f"invalid quantity {value!r}: expected a string or a number")
+    text = value.strip()
+    match = _QUANTITY_RE.match(text)
+    if match is None:
+        raise QuantityError(
+            f"invalid quantity {value!r}: expected a number with an optional suffix "
+            "(m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi, Ei or an exponent such as e3)"
+        )
+    number = Fraction(match["number"])
+    if match["binary"]:
+        number *= _BINARY[match["binary"]]
+    elif match["exp"]:
+        exponent = int(match["exp"][1:])
+        if abs(exponent) > 30:
+            raise QuantityError(f"invalid quantity {value!r}: exponent out of range")
+        number *= Fraction(10) ** exponent
+    else:
+        number *= _DECIMAL[match["decimal"] or ""]
+    return -number if match["sign"] == "-" else number
+
+
+def _ceil_checked(value: Fraction, original: object) -> int:
+    result = math.ceil(value)
+    if abs(result) > MAX_VALUE:
+        raise QuantityError(f"invalid quantity {original!r}: too large (above 2^63-1)")
+    return result
+
+
+def quantity_value(value: str | int | float) -> int:
+    """The whole-unit value of a quantity, rounded up (`Value()`): `1Gi` -> 1073741824."""
+    return _ceil_checked(parse_quantity(value), value)
+
+
+def quantity_milli(value: str | int | float) -> int:
+    """The value in thousandths, rounded up (`MilliValue()`): `250m` -> 250, `2` -> 2000."""
+    return _ceil_checked(parse_quantity(value) * 1000, value)
+
+
+class Resource(Mapping[str, int]):
+    """An immutable vector of named integer quantities. Zero entries are kept as given."""
+
+    __slots__ = ("_values",)
+    _values: dict[str, int]
+
+    def __init__(self, values: Mapping[str, int] | Iterable[tuple[str, int]] = ()) -> None:
+        object.__setattr__(self, "_values", dict(values))
+
+    @classmethod
+    def _wrap(cls, values: dict[str, int]) -> Resource:
+        res = cls.__new__(cls)
+        object.__setattr__(res, "_values", values)
+        return res
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("Resource is immutable")
+
+    def __getitem__(self, key: str) -> int:
+        return self._values[key]
+
+    def get_value(self, key: str) -> int:
+        """The value of a resource, zero when it is not named."""
+        return self._values.get(key, 0)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Resource):
+            return self._values == other._values
+        if isinstance(other, Mapping):
+            return self._values == dict(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._values.items()))
+
+    def __repr__(self) -> str:
+        return f"Resource({self._values!r})"
+
+    def to_dict(self) -> dict[str, int]:
+        return dict(self._values)
+
+    def __add__(self, other: Mapping[str, int]) -> Resource:
+        values = dict(self._values)
+        for key, val in other.items():
+            values[key] = values.get(key, 0) + val
+        return Resource._wrap(values)
+
+    def __sub__(self, other: Mapping[str, int]) -> Resource:
+        values = dict(self._values)
+        for key, val in other.items():
+            values[key] = values.get(key, 0) - val
+        return Resource._wrap(values)
+
+    def __neg__(self) -> Resource:
+        return Resource._wrap({k: -v for k, v in self._values.items()})
+
+    def scaled(self, factor: int) -> Resource:
+        return Resource._wrap({k: v * factor for k, v in self._values.items()})
+
+    def is_zero(self) -> bool:
+        """True when every named value is zero (an empty resource is zero)."""
+        return all(v == 0 for v in self._values.values())
+
+    def has_negative(self) -> bool:
+        return any(v < 0 for v in self._values.values())
+
+    def fits_in(self, available: Mapping[str, int]) -> bool:
+        """Every positive value here is available; unnamed resources of `available` are zero."""
+        for key, val in self._values.items():
+            if val > 0 and val > available.get(key, 0):
+                return False
+        return True
+
+    def within_max(self, maximum: Mapping[str, int]) -> bool:
+        """No value here exceeds the maximum; resources the maximum does not name are unlimited."""
+        for key, limit in maximum.items():
+            if self._values.get(key, 0) > limit:
+                return False
+        return True
+
+    def exceeding(self, maximum: Mapping[str, int]) -> list[str]:
+        """The names of the resources above `maximum` (only those `maximum` names), sorted."""
+        return sorted(k for k, limit in maximum.items() if self._values.get(k, 0) > limit)
+
+    def insufficient(self, available: Mapping[str, int]) -> list[str]:
+        """The names of the positive resources here that `available` cannot cover, sorted."""
+        return sorted(k for k, v in self._values.items() if v > 0 and v > available.get(k, 0))
+
+    def masked(self, keys: Iterable[str]) -> Resource:
+        """Only the resources named in `keys` (missing ones are left out, not set to zero)."""
+        return Resource._wrap({k: self._values[k] for k in keys if k in self._values})
+
+    def component_min(self, other: Mapping[str, int]) -> Resource:
+        """Per resource present on both sides, the smaller value."""
+        return Resource._wrap({k: min(v, other[k]) for k, v in self._values.items() if k in other})
+
+    def clamp_non_negative(self) -> Resource:
+        return Resource._wrap({k: max(v, 0) for k, v in self._values.items()})
+
+    def without_zeros(self) -> Resource:
+        return Resource._wrap({k: v for k, v in self._values.items() if v != 0})
+
+
+ZERO: Final = Resource()
+
+
+def format_resource(res: Mapping[str, int]) -> str:
+    """A short human form: `vcore 2500m, memory 1Gi, pods 3`."""
+    parts = []
+    for key in sorted(res):
+        val = res[key]
+        if key == VCORE:
+            parts.append(f"vcore {val}m")
+        elif key == MEMORY:
+            parts.append(f"memory {format_bytes(val)}")
+        else:
+            parts.append(f"{key} {val}")
+    return ", ".join(parts) if parts else "nothing"
+
+
+def format_bytes(value: int) -> str:
+    for suffix, factor in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+        if value and value % factor == 0:
+            return f"{value // factor}{suffix}"
+    return str(value)
+
+
+def resource_from_kubernetes(values: Mapping[str, object], where: str = "") -> Resource:
+    """Kubernetes requests/allocatable -> core resource: `cpu` to `vcore` millicores, others whole.
+
+    Raises QuantityError naming `where` and the key on a malformed value.
+    """
+    out: dict[str, int] = {}
+    for key, raw in values.items():
+        try:
+            if key == "cpu":
+                out[VCORE] = out.get(VCORE, 0) + quantity_milli(raw)  # type: ignore[arg-type]
+            else:
+                out[key] = out.get(key, 0) + quantity_value(raw)  # type: ignore[arg-type]
+        except QuantityError as err:
+            prefix = f"{where}: " if where else ""
+            raise QuantityError(f"{prefix}resource {key!r}: {err}") from None
+    return Resource._wrap(out)
+
+
+def resource_from_config(values: Mapping[str, object], where: str = "") -> tuple[Resource, list[str]]:
+    """A config resource map -> core resource, with warnings.
+
+    `vcore` is read as cores and held in millicores (`10` -> 10000, `500m` -> 500); `cpu` is
+    taken as `vcore` with a warning; every other key is an integer quantity (`memory: 1Gi`).
+    Negative values are errors.
+    """
+    out: dict[str, int] = {}
+    warnings: list[str] = []
+    prefix = f"{where}: " if where else ""
+    for key, raw in values.items():
+        if not isinstance(key, str) or not key:
+            raise QuantityError(f"{prefix}resource name {key!r} is not a non-empty string")
+        try:
+            if key in (VCORE, "cpu"):
+                amount = quantity_milli(raw)  # type: ignore[arg-type]
+                if key == "cpu":
+                    warnings.append(f"{prefix}resource 'cpu' is read as 'vcore'")
+                target = VCORE
+            else:
+                amount = quantity_value(raw)  # type: ignore[arg-type]
+                target = key
+        except QuantityError as err:
+            raise QuantityError(f"{prefix}resource {key!r}: {err}") from None
+        if amount < 0:
+            raise QuantityError(f"{prefix}resource {key!r}: negative quantity {raw!r}")
+        if target in out:
+            raise QuantityError(f"{prefix}resource {target!r} is given twice (as 'cpu' and 'vcore')")
+        out[target] = amount
+    return Resource._wrap(out), warnings
