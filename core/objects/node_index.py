@@ -1,0 +1,194 @@
+"""Finding the node for an ask: fit and score over all nodes at once.
+
+Scanning nodes one by one in Python costs a few microseconds a node, which at 5,000 nodes is
+milliseconds a decision. The index keeps every node's available resources in one NumPy
+array (a row per resource, a column per node, nodes in name order), so the fit test for an
+ask is a handful of vector comparisons and the choice one argmax, whatever the node count.
+
+Static rules (schedulable and ready, node selector, required affinity, taints) do not depend
+on usage, so each distinct set of constraints gets a mask computed once and kept until a node
+is added, removed or changed. Allocations change one column in place.
+
+Scores follow YuniKorn's node sort policies: a node's usage share is the weighted mean over
+the weighted resources of `(capacity - available) / capacity`; `binpacking` picks the fitting
+node with the highest share (fill nodes before using new ones), `fair` the lowest (spread).
+Ties go to the node whose name sorts first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import numpy.typing as npt
+
+from core.objects.constraints import NO_EXECUTE, NO_SCHEDULE, NodeConstraints, Taint
+from core.objects.node import Node
+from core.resources import MEMORY, VCORE, Resource
+
+BINPACKING = "binpacking"
+FAIR = "fair"
+DEFAULT_WEIGHTS: Mapping[str, float] = {VCORE: 1.0, MEMORY: 1.0}
+_HARD_EFFECTS = (NO_SCHEDULE, NO_EXECUTE)
+
+
+def untolerated_taint(node_taints: tuple[Taint, ...], constraints: NodeConstraints) -> Taint | None:
+    """The first NoSchedule/NoExecute taint the pod does not tolerate, if any."""
+    for taint in node_taints:
+        if taint.effect not in _HARD_EFFECTS:
+            continue
+        if not any(tol.tolerates(taint) for tol in constraints.tolerations):
+            return taint
+    return None
+
+
+def static_mismatch(node: Node, constraints: NodeConstraints) -> str | None:
+    """Why a node can never take a pod with these constraints (usage aside), or None."""
+    info = node.info
+    if not info.ready:
+        return "node not ready"
+    if not info.schedulable:
+        return "node unschedulable"
+    taint = untolerated_taint(info.taints, constraints)
+    if taint is not None:
+        return f"taint {taint.key}={taint.value}" if taint.value else f"taint {taint.key}"
+    labels = info.labels
+    for key, value in constraints.node_selector:
+        if labels.get(key) != value:
+            return "node selector mismatch"
+    if constraints.required_terms and not any(
+        term.matches(labels, info.node_id) for term in constraints.required_terms
+    ):
+        return "node affinity mismatch"
+    return None
+
+
+class NodeIndex:
+    """Vectorised fit and score over the nodes of a partition."""
+
+    def __init__(self, policy: str = BINPACKING, weights: Mapping[str, float] | None = None) -> None:
+        self._nodes: dict[str, Node] = {}
+        self._policy = policy
+        self._weights: dict[str, float] = dict(weights or DEFAULT_WEIGHTS)
+        self._dirty = True
+        self._names: list[str] = []
+        self._pos: dict[str, int] = {}
+        self._columns: dict[str, int] = {}
+        self._avail: npt.NDArray[np.int64] = np.zeros((0, 0), dtype=np.int64)
+        self._score: npt.NDArray[np.float64] = np.zeros(0, dtype=np.float64)
+        self._masks: dict[NodeConstraints, npt.NDArray[np.bool_]] = {}
+
+    def set_policy(self, policy: str, weights: Mapping[str, float] | None) -> None:
+        self._policy = policy
+        self._weights = dict(weights) if weights else dict(DEFAULT_WEIGHTS)
+        self._dirty = True
+
+    @property
+    def policy(self) -> str:
+        return self._policy
+
+    def put(self, node: Node) -> None:
+        """A node was added or its info (capacity, labels, taints, state) changed."""
+        self._nodes[node.node_id] = node
+        self._dirty = True
+
+    def remove(self, node_id: str) -> None:
+        if self._nodes.pop(node_id, None) is not None:
+            self._dirty = True
+
+    def refresh(self, node: Node) -> None:
+        """The node's allocations changed: update its column and score in place."""
+        if self._dirty:
+            return
+        pos = self._pos.get(node.node_id)
+        if pos is None:
+            return
+        cap = node.info.capacity
+        alloc = node.allocated
+        occ = node.occupied
+        for key, row in self._columns.items():
+            self._avail[row, pos] = cap.get(key, 0) - alloc.get(key, 0) - occ.get(key, 0)
+        self._score[pos] = self._node_score(node)
+
+    def _node_score(self, node: Node) -> float:
+        total = 0.0
+        weight_sum = 0.0
+        cap = node.info.capacity
+        for key, weight in self._weights.items():
+            capacity = cap.get(key, 0)
+            if capacity <= 0 or weight <= 0:
+                continue
+            used = node.allocated.get(key, 0) + node.occupied.get(key, 0)
+            total += weight * (used / capacity)
+            weight_sum += weight
+        return total / weight_sum if weight_sum else 0.0
+
+    def _rebuild(self) -> None:
+        names = sorted(self._nodes)
+        keys: set[str] = set()
+        for node in self._nodes.values():
+            keys.update(node.info.capacity)
+        columns = {key: row for row, key in enumerate(sorted(keys))}
+        avail = np.zeros((len(columns), len(names)), dtype=np.int64)
+        score = np.zeros(len(names), dtype=np.float64)
+        for pos, name in enumerate(names):
+            node = self._nodes[name]
+            cap = node.info.capacity
+            for key, row in columns.items():
+                avail[row, pos] = cap.get(key, 0) - node.allocated.get(key, 0) - node.occupied.get(key, 0)
+            score[pos] = self._node_score(node)
+        self._names = names
+        self._pos = {name: pos for pos, name in enumerate(names)}
+        self._columns = columns
+        self._avail = avail
+        self._score = score
+        self._masks = {}
+        self._dirty = False
+
+    def _mask(self, constraints: NodeConstraints) -> npt.NDArray[np.bool_]:
+        mask = self._masks.get(constraints)
+        if mask is None:
+            mask = np.fromiter(
+                (static_mismatch(self._nodes[name], constraints) is None for name in self._names),
+                dtype=np.bool_,
+                count=len(self._names),
+            )
+            self._masks[constraints] = mask
+        return mask
+
+    def select(self, request: Resource, constraints: NodeConstraints) -> str | None:
+        """The best node that fits `request` under `constraints`, or None."""
+        if self._dirty:
+            self._rebuild()
+        if not self._names:
+            return None
+        fit = self._mask(constraints)
+        for key, amount in request.items():
+            if amount <= 0:
+                continue
+            row = self._columns.get(key)
+            if row is None:
+                return None
+            fit = fit & (self._avail[row] >= amount)
+        if self._policy == FAIR:
+            pos = int(np.where(fit, self._score, np.inf).argmin())
+        else:
+            pos = int(np.where(fit, self._score, -np.inf).argmax())
+        if not fit[pos]:
+            return None
+        return self._names[pos]
+
+    def explain(self, request: Resource, constraints: NodeConstraints) -> str:
+        """Why no node fits, counted by reason: "no node fits: 3 insufficient memory, 2 taint ..."."""
+        if not self._nodes:
+            return "no node fits: the cluster has no nodes"
+        counts: dict[str, int] = {}
+        for node in self._nodes.values():
+            reason = static_mismatch(node, constraints)
+            if reason is not None:
+                counts[reason] = counts.get(reason, 0) + 1
+                continue
+            for key in request.insufficient(node.available()):
+                counts[f"insufficient {key}"] = counts.get(f"insufficient {key}", 0) + 1
+        parts = [f"{n} {reason}" for reason, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+        return "no node fits: " + (", ".join(parts) if parts else "every node is busy")
