@@ -213,17 +213,18 @@ class Resource(Mapping[str, int]):
 ZERO: Final = Resource()
 
 
+def format_amount(key: str, value: int) -> str:
+    """One amount in its resource's usual unit: vcore `2500m`, memory `1Gi`, others plain."""
+    if key == VCORE:
+        return f"{value}m"
+    if key == MEMORY:
+        return format_bytes(value)
+    return str(value)
+
+
 def format_resource(res: Mapping[str, int]) -> str:
-    """A short human form: `vcore 2500m, memory 1Gi, pods 3`."""
-    parts = []
-    for key in sorted(res):
-        val = res[key]
-        if key == VCORE:
-            parts.append(f"vcore {val}m")
-        elif key == MEMORY:
-            parts.append(f"memory {format_bytes(val)}")
-        else:
-            parts.append(f"{key} {val}")
+    """A short human form: `memory 1Gi, pods 3, vcore 2500m`."""
+    parts = [f"{key} {format_amount(key, res[key])}" for key in sorted(res)]
     return ", ".join(parts) if parts else "nothing"
 
 

@@ -1,0 +1,238 @@
+"""A partition: the queue tree, the applications in it and the nodes under it.
+
+The partition owns the structure (building the queue tree from configuration, creating and
+pruning dynamic queues, placing applications); the scheduler owns the lock and decides what
+to allocate. It is not thread-safe on its own: every call happens under the scheduler's lock.
+
+A configuration change builds a new tree and moves every application and its usage over to
+it, so queues the new configuration keeps carry their usage on, removed queues with work in
+them stay as draining queues until they are empty, and nothing is counted twice.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+from core.config.schema import PartitionConfig, QueueConfig
+from core.objects.application import Application
+from core.objects.ask import TAG_GUARANTEED, TAG_MAX_APPS, TAG_QUOTA, Ask
+from core.objects.node import Node
+from core.objects.node_index import NodeIndex
+from core.objects.queue import Queue
+from core.placement import PlacementManager, PlacementRequest, PlacementResult
+from core.resources import Resource
+
+ROOT = "root"
+
+
+def _resource_tag(tags: dict[str, str], key: str) -> Resource | None:
+    raw = tags.get(key)
+    if not raw:
+        return None
+    try:
+        values = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(values, dict) or not all(
+        isinstance(k, str) and isinstance(v, int) and v >= 0 for k, v in values.items()
+    ):
+        return None
+    return Resource(values)
+
+
+class Partition:
+    def __init__(self, config: PartitionConfig) -> None:
+        self.name = config.name
+        self.config = config
+        self.nodes: dict[str, Node] = {}
+        self.node_index = NodeIndex(config.node_sort_policy.type, config.node_sort_policy.resource_weights)
+        self.cluster_capacity: dict[str, int] = {}
+        self.applications: dict[str, Application] = {}
+        self.placement = PlacementManager(config.placement_rules)
+        self.root = self._build_tree(config.root)
+
+    # -- queue tree ----------------------------------------------------------------------
+    def _build_tree(self, root_cfg: QueueConfig) -> Queue:
+        root = Queue(ROOT, None, leaf=False, managed=True)
+        self._configure(root, root_cfg)
+        self._add_children(root, root_cfg)
+        root.max = Resource(self.cluster_capacity)
+        return root
+
+    def _add_children(self, parent: Queue, cfg: QueueConfig) -> None:
+        for child_cfg in cfg.queues:
+            child = Queue(child_cfg.name, parent, leaf=not child_cfg.is_parent, managed=True)
+            self._configure(child, child_cfg)
+            parent.add_child(child)
+            self._add_children(child, child_cfg)
+
+    @staticmethod
+    def _configure(queue: Queue, cfg: QueueConfig) -> None:
+        queue.max = cfg.max if cfg.max else None
+        queue.guaranteed = cfg.guaranteed if cfg.guaranteed else None
+        queue.max_applications = cfg.max_applications
+        queue.properties = dict(cfg.properties)
+        queue.submit_acl = cfg.submit_acl
+        queue.admin_acl = cfg.admin_acl
+        queue.limits = cfg.limits
+        queue.child_template = cfg.child_template
+
+    def apply_config(self, config: PartitionConfig) -> None:
+        """Swap in a new (validated) configuration, carrying every application over."""
+        old_root = self.root
+        self.config = config
+        self.placement = PlacementManager(config.placement_rules)
+        policy = config.node_sort_policy
+        self.node_index.set_policy(policy.type, policy.resource_weights)
+        self.root = self._build_tree(config.root)
+        # Dynamic queues that still have work are recreated with their settings.
+        for old in old_root.walk():
+            if old.is_leaf and old.apps:
+                self._carry_queue(old)
+        for app in self.applications.values():
+            queue = self.find_queue(app.queue_path)
+            if queue is None or not queue.is_leaf:
+                queue = self._recreate_path(app.queue_path, draining=True)
+            app.queue_path = queue.path
+            queue.apps[app.app_id] = app
+            queue.add_allocated(app.used)
+            queue.add_pending(app.pending_resource)
+            if app.is_running:
+                queue.add_running_app()
+
+    def _carry_queue(self, old: Queue) -> None:
+        existing = self.find_queue(old.path)
+        if existing is not None:
+            return
+        queue = self._recreate_path(old.path, draining=old.managed)
+        if not old.managed:
+            queue.max, queue.guaranteed, queue.max_applications = old.max, old.guaranteed, old.max_applications
+            queue.properties = dict(old.properties)
+
+    def _recreate_path(self, path: str, *, draining: bool) -> Queue:
+        parts = path.split(".")
+        queue = self.root
+        for depth, name in enumerate(parts[1:], start=1):
+            last = depth == len(parts) - 1
+            child = queue.child(name)
+            if child is None or (last and not child.is_leaf):
+                if child is not None:
+                    name = f"{name}-draining"
+                child = Queue(name, queue, leaf=last, managed=False)
+                child.draining = draining
+                queue.add_child(child)
+            queue = child
+        return queue
+
+    def find_queue(self, path: str) -> Queue | None:
+        parts = path.split(".")
+        if not parts or parts[0].lower() != ROOT:
+            return None
+        queue: Queue | None = self.root
+        for name in parts[1:]:
+            if queue is None:
+                return None
+            queue = queue.child(name)
+        return queue
+
+    def queues(self) -> Iterator[Queue]:
+        return self.root.walk()
+
+    # QueueView for placement
+    def exists(self, path: str) -> bool:
+        queue = self.find_queue(path)
+        return queue is not None and not queue.draining
+
+    def is_leaf(self, path: str) -> bool:
+        queue = self.find_queue(path)
+        return queue is not None and queue.is_leaf
+
+    def submit_acl(self, path: str) -> str | None:
+        queue = self.find_queue(path)
+        return queue.submit_acl if queue is not None else None
+
+    def _create_dynamic(self, path: str) -> Queue:
+        parts = path.split(".")
+        parent = self.find_queue(".".join(parts[:-1]))
+        if parent is None or parent.is_leaf:
+            raise ValueError(f"cannot create queue {path}: its parent is missing or a leaf")
+        return self._create_child(parent, parts[-1], leaf=True)
+
+    def _create_child(self, parent: Queue, name: str, *, leaf: bool) -> Queue:
+        queue = Queue(name, parent, leaf=leaf, managed=False)
+        template = parent.child_template
+        if template is not None and leaf:
+            queue.max = template.max
+            queue.guaranteed = template.guaranteed
+            queue.max_applications = template.max_applications
+            queue.properties = dict(template.properties)
+        parent.add_child(queue)
+        return queue
+
+    def create_path(self, result: PlacementResult) -> Queue:
+        for path in result.to_create:
+            parts = path.split(".")
+            parent = self.find_queue(".".join(parts[:-1]))
+            if parent is None or parent.is_leaf:
+                raise ValueError(f"cannot create queue {path}: its parent is missing or a leaf")
+            if parent.child(parts[-1]) is None:
+                self._create_child(parent, parts[-1], leaf=path == result.queue_path)
+        queue = self.find_queue(result.queue_path or "")
+        if queue is None:
+            raise ValueError(f"queue {result.queue_path} does not exist after placement")
+        return queue
+
+    @staticmethod
+    def apply_namespace_limits(queue: Queue, tags: dict[str, str]) -> None:
+        """Namespace annotations shape the limits of queues a rule created, never static ones."""
+        if queue.managed:
+            return
+        quota = _resource_tag(tags, TAG_QUOTA)
+        if quota is not None:
+            queue.max = quota
+        guaranteed = _resource_tag(tags, TAG_GUARANTEED)
+        if guaranteed is not None:
+            queue.guaranteed = guaranteed
+        max_apps = tags.get(TAG_MAX_APPS)
+        if max_apps is not None and max_apps.isdigit():
+            queue.max_applications = int(max_apps)
+
+    def prune(self, queue: Queue) -> None:
+        """Remove dynamic (or draining) queues that became empty, walking up."""
+        current: Queue | None = queue
+        while current is not None and current.parent is not None:
+            if (current.managed and not current.draining) or not current.is_empty():
+                return
+            parent = current.parent
+            parent.children.pop(current.name.lower(), None)
+            current = parent
+
+    # -- applications --------------------------------------------------------------------
+    def place(self, ask: Ask) -> tuple[Queue | None, str]:
+        """The leaf queue a new application goes to (created when a rule says so), or a reason."""
+        result = self.placement.place(
+            PlacementRequest(
+                application_id=ask.application_id, queue=ask.queue, user=ask.user, tags=dict(ask.tags)
+            ),
+            self,
+        )
+        if result.queue_path is None:
+            return None, result.reason or "no placement rule matched"
+        try:
+            queue = self.create_path(result)
+        except ValueError as err:
+            return None, str(err)
+        if not queue.is_leaf:
+            return None, f"queue {queue.path} is a parent queue; applications go to leaf queues"
+        self.apply_namespace_limits(queue, dict(ask.tags))
+        return queue, ""
+
+    # -- nodes ---------------------------------------------------------------------------
+    def recompute_capacity(self) -> None:
+        total: dict[str, int] = {}
+        for node in self.nodes.values():
+            for key, val in node.info.capacity.items():
+                total[key] = total.get(key, 0) + val
+        self.cluster_capacity = total
+        self.root.max = Resource(total)

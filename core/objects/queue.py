@@ -1,0 +1,171 @@
+"""A queue in the hierarchy: its limits, what it uses, what waits in it.
+
+Quotas are enforced on consumed resources, at scheduling time, along the whole path (seed
+004): an ask fits a queue when `allocated + ask <= max` holds for the queue and for every
+ancestor that has a max. `root`'s max is the cluster's size and follows the nodes.
+
+`managed` queues come from the configuration; the others were created by a placement rule
+and disappear when they are empty. A managed queue removed from the configuration while it
+still has applications is `draining`: it takes no new applications and goes when empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+from core.config.schema import APPLICATION_SORT_POLICY, APPLICATION_SORT_PRIORITY, ChildTemplate, Limit
+from core.objects.application import Application
+from core.resources import Resource, format_amount
+
+FIFO = "fifo"
+FAIR = "fair"
+
+
+def _add(target: dict[str, int], delta: Mapping[str, int], sign: int) -> None:
+    for key, val in delta.items():
+        left = target.get(key, 0) + sign * val
+        if left:
+            target[key] = left
+        else:
+            target.pop(key, None)
+
+
+class Queue:
+    __slots__ = (
+        "admin_acl",
+        "allocated",
+        "apps",
+        "child_template",
+        "children",
+        "draining",
+        "guaranteed",
+        "is_leaf",
+        "limits",
+        "managed",
+        "max",
+        "max_applications",
+        "name",
+        "parent",
+        "order",
+        "path",
+        "pending",
+        "pending_apps",
+        "properties",
+        "running_apps",
+        "submit_acl",
+    )
+
+    def __init__(self, name: str, parent: Queue | None, *, leaf: bool, managed: bool) -> None:
+        self.name = name
+        self.parent = parent
+        self.path = f"{parent.path}.{name}" if parent is not None else name
+        self.is_leaf = leaf
+        self.managed = managed
+        self.draining = False
+        self.children: dict[str, Queue] = {}
+        self.max: Resource | None = None
+        self.guaranteed: Resource | None = None
+        self.max_applications = 0
+        self.properties: dict[str, str] = {}
+        self.submit_acl: str | None = None
+        self.admin_acl: str | None = None
+        self.limits: tuple[Limit, ...] = ()
+        self.child_template: ChildTemplate | None = None
+        self.allocated: dict[str, int] = {}
+        self.pending: dict[str, int] = {}
+        self.running_apps = 0
+        self.apps: dict[str, Application] = {}
+        # Leaf only: applications with asks, and their cached order (None: sort again).
+        self.pending_apps: dict[str, Application] = {}
+        self.order: list[Application] | None = None
+
+    # -- tree ----------------------------------------------------------------------------
+    def child(self, name: str) -> Queue | None:
+        return self.children.get(name.lower())
+
+    def add_child(self, queue: Queue) -> None:
+        self.children[queue.name.lower()] = queue
+
+    def ancestry(self) -> Iterator[Queue]:
+        """This queue, then each parent up to root."""
+        queue: Queue | None = self
+        while queue is not None:
+            yield queue
+            queue = queue.parent
+
+    def walk(self) -> Iterator[Queue]:
+        yield self
+        for child in self.children.values():
+            yield from child.walk()
+
+    def is_empty(self) -> bool:
+        return not self.apps and not self.children and not self.allocated
+
+    # -- properties ----------------------------------------------------------------------
+    def inherited_property(self, key: str) -> str | None:
+        for queue in self.ancestry():
+            if key in queue.properties:
+                return queue.properties[key]
+        return None
+
+    @property
+    def app_sort_policy(self) -> str:
+        value = (self.inherited_property(APPLICATION_SORT_POLICY) or FIFO).lower()
+        return FAIR if value == FAIR else FIFO
+
+    @property
+    def app_sort_priority(self) -> bool:
+        return (self.inherited_property(APPLICATION_SORT_PRIORITY) or "enabled").lower() != "disabled"
+
+    # -- accounting ----------------------------------------------------------------------
+    def add_allocated(self, res: Mapping[str, int], sign: int = 1) -> None:
+        for queue in self.ancestry():
+            _add(queue.allocated, res, sign)
+
+    def add_pending(self, res: Mapping[str, int], sign: int = 1) -> None:
+        for queue in self.ancestry():
+            _add(queue.pending, res, sign)
+
+    def add_running_app(self, sign: int = 1) -> None:
+        for queue in self.ancestry():
+            queue.running_apps += sign
+
+    def max_violation(self, request: Resource) -> str | None:
+        """Why `request` does not fit this queue's max or an ancestor's, or None."""
+        for queue in self.ancestry():
+            limit = queue.max
+            if limit is None:
+                continue
+            for key, cap in limit.items():
+                amount = request.get(key, 0)
+                if amount <= 0:
+                    continue
+                used = queue.allocated.get(key, 0)
+                if used + amount > cap:
+                    what = "the cluster size" if queue.parent is None else "max"
+                    return (
+                        f"queue {queue.path} would exceed {what} {key}: {format_amount(key, used)} "
+                        f"allocated + {format_amount(key, amount)} asked > {format_amount(key, cap)}"
+                    )
+        return None
+
+    def app_limit_violation(self) -> str | None:
+        """Why a new application cannot start here (maxapplications along the path), or None."""
+        for queue in self.ancestry():
+            if queue.max_applications and queue.running_apps >= queue.max_applications:
+                return (
+                    f"queue {queue.path} has reached maxapplications {queue.max_applications} "
+                    f"({queue.running_apps} running)"
+                )
+        return None
+
+    def usage_share(self, cluster: Mapping[str, int]) -> float:
+        """How much of its due this queue uses: the dominant share over guaranteed (or max,
+        or the cluster when neither is set). Used to order queues fairly."""
+        share = 0.0
+        base_map: Mapping[str, int] = self.guaranteed or self.max or cluster
+        for key, used in self.allocated.items():
+            base = base_map.get(key) or cluster.get(key)
+            if base and used > 0:
+                share = max(share, used / base)
+        return share
