@@ -13,7 +13,7 @@ The table is immutable: a configuration change builds a new one and the manager 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -94,6 +94,13 @@ class LimitTable:
         else:
             found = limits.groups.get(name)
         return found if found is not None else NO_LIMIT
+
+    def named_user_paths(self, user: str, queue_paths: Iterable[str]) -> frozenset[str]:
+        """The queues among `queue_paths` where `user` has a limit of their own (not `*`): there
+        the user's limit takes precedence over group limits (seed 000)."""
+        return frozenset(
+            path for path in queue_paths if path in self.queues and user in self.queues[path].users
+        )
 
     def resolve_group(self, queue_path: str, groups: tuple[str, ...]) -> str | None:
         """The group an application in `queue_path` of a user in `groups` is tracked against.

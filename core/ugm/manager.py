@@ -171,8 +171,9 @@ class UserGroupManager:
                     group_tracker = self._groups.get(group_name) or GroupTracker(
                         group_name, table, self._generation
                     )
+                    exempt = table.named_user_paths(user.user, (path for _, path in levels))
                     with group_tracker.lock:
-                        denial = group_tracker.check_increase(levels, application_id, usage, table)
+                        denial = group_tracker.check_increase(levels, application_id, usage, table, exempt)
         if denial is None:
             return f"no limit of user {user.user} or their group blocks {application_id} at {queue_path}"
         return str(denial)
@@ -276,7 +277,8 @@ class UserGroupManager:
             if not force:
                 denial = user_tracker.check_increase(levels, application_id, usage, table)
                 if denial is None and group_tracker is not None:
-                    denial = group_tracker.check_increase(levels, application_id, usage, table)
+                    exempt = table.named_user_paths(user_tracker.name, (path for _, path in levels))
+                    denial = group_tracker.check_increase(levels, application_id, usage, table, exempt)
                 if denial is not None:
                     return False
             user_tracker.increase(levels, application_id, usage, table)

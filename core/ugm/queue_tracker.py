@@ -78,12 +78,14 @@ def check_increase(
     table: LimitTable,
     kind: TrackingKind,
     owner: str,
+    exempt: frozenset[str] = frozenset(),
 ) -> Denial | None:
     """The first limit, from the leaf up to root, that this increase would break; None if none.
 
     A level the tree does not hold yet has no usage; its limit comes from the table, as it
     would on creation. Only resources the increase asks for are checked, so a usage left above
-    a lowered limit blocks more of that resource but not of others.
+    a lowered limit blocks more of that resource but not of others. Levels in `exempt` are
+    not checked.
     """
     trackers: list[QueueTracker | None] = []
     node: QueueTracker | None = root
@@ -92,6 +94,8 @@ def check_increase(
             node = node.children.get(name)
         trackers.append(node)
     for (_name, path), tracker in zip(reversed(levels), reversed(trackers)):
+        if path in exempt:
+            continue
         limit = tracker.limit if tracker is not None else table.limit_for(kind, owner, path)
         if limit is NO_LIMIT:
             continue

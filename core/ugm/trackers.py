@@ -46,10 +46,16 @@ class Tracker(ABC):
         self.queues: QueueTracker = new_root(table, self.kind, name)
 
     def check_increase(
-        self, levels: Levels, application_id: str, usage: Mapping[str, int], table: LimitTable
+        self,
+        levels: Levels,
+        application_id: str,
+        usage: Mapping[str, int],
+        table: LimitTable,
+        exempt: frozenset[str] = frozenset(),
     ) -> Denial | None:
-        """The first of this tracker's limits the increase would break, leaf first."""
-        return check_increase(self.queues, levels, application_id, usage, table, self.kind, self.name)
+        """The first of this tracker's limits the increase would break, leaf first, skipping
+        the queues in `exempt`."""
+        return check_increase(self.queues, levels, application_id, usage, table, self.kind, self.name, exempt)
 
     def increase(
         self, levels: Levels, application_id: str, usage: Mapping[str, int], table: LimitTable
