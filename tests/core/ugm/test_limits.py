@@ -176,9 +176,7 @@ def test_a_usage_exactly_at_the_limit_is_allowed() -> None:
 
 def test_denied_increase_changes_nothing_for_user_or_group() -> None:
     ugm = manager(
-        queue(
-            "root", queue("team", limits=(limit(users=("*",), vcore=10), limit(groups=("dev",), vcore=3)))
-        )
+        queue("root", queue("team", limits=(limit(users=("*",), vcore=10), limit(groups=("dev",), vcore=3))))
     )
     joe = who("joe", "dev")
     assert ugm.increase_tracked_resource("root.team", "app-1", cores(2), joe)
