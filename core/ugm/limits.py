@@ -37,6 +37,12 @@ class LimitConfig:
 
     max_resources: Resource | None = None
     max_applications: int = 0
+    # max_resources as sorted (name, cap) pairs: the hot path iterates these, not the mapping
+    resource_caps: tuple[tuple[str, int], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        caps = tuple(sorted(self.max_resources.to_dict().items())) if self.max_resources is not None else ()
+        object.__setattr__(self, "resource_caps", caps)
 
 
 NO_LIMIT = LimitConfig()

@@ -44,6 +44,7 @@ from typing import Any, TypeVar
 
 from core.config.schema import PartitionConfig
 from core.objects.ask import UserGroup
+from core.resources import Resource
 from core.ugm.documents import UsageSample, group_document, usage_samples, user_document
 from core.ugm.limits import LimitTable
 from core.ugm.queue_tracker import Levels, QueuePathError, path_levels
@@ -54,6 +55,11 @@ log = logging.getLogger(__name__)
 _T = TypeVar("_T", bound=Tracker)
 _R = TypeVar("_R")
 _UNKNOWN = "\0unknown"  # an application id the user tracker does not know (never a group name)
+
+
+def _plain(usage: Mapping[str, int]) -> dict[str, int]:
+    """A plain dict copy: iterating it is several times faster than a Resource mapping."""
+    return usage.to_dict() if isinstance(usage, Resource) else dict(usage)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +120,7 @@ class UserGroupManager:
         levels = self._levels(queue_path, application_id, user)
         if levels is None:
             return False
+        usage = _plain(usage)
         while True:
             pinned = self._pin(user, application_id, queue_path, create=True)
             assert pinned is not None
@@ -136,6 +143,7 @@ class UserGroupManager:
         levels = self._levels(queue_path, application_id, user)
         if levels is None:
             return
+        usage = _plain(usage)
         while True:
             pinned = self._pin(user, application_id, queue_path, create=False)
             if pinned is None:

@@ -104,15 +104,14 @@ def check_increase(
             running = tracker.running if tracker is not None else set()
             if application_id not in running and len(running) + 1 > limit.max_applications:
                 return applications_denial(kind, owner, path, limit.max_applications)
-        maximum = limit.max_resources
-        if maximum:
-            exceeded = [
-                key
-                for key, cap in maximum.items()
-                if usage.get(key, 0) > 0 and used.get(key, 0) + usage.get(key, 0) > cap
-            ]
-            if exceeded:
-                return resources_denial(kind, owner, path, used, usage, maximum, sorted(exceeded))
+        exceeded = [
+            key
+            for key, cap in limit.resource_caps
+            if usage.get(key, 0) > 0 and used.get(key, 0) + usage[key] > cap
+        ]
+        if exceeded:
+            maximum = dict(limit.resource_caps)
+            return resources_denial(kind, owner, path, used, usage, maximum, exceeded)
     return None
 
 
