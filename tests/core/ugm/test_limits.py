@@ -222,3 +222,20 @@ def test_usage_left_above_a_limit_blocks_only_that_resource() -> None:
     assert ugm.increase_tracked_resource("root.team", "app-1", cores(3), who("ann"), force=True)
     assert ugm.increase_tracked_resource("root.team", "app-1", Resource({"memory": GIB}), who("ann"))
     assert not ugm.increase_tracked_resource("root.team", "app-1", Resource({"vcore": 1}), who("ann"))
+
+
+def test_queue_created_at_run_time_has_no_limits_of_its_own_but_its_parents_apply() -> None:
+    ugm = manager(queue("root", queue("tenants"), limits=(limit(users=("*",), vcore=2),)))
+    assert ugm.increase_tracked_resource("root.tenants.finance", "app-1", cores(2), who("ann"))
+    assert limits_at(ugm.user_document("ann"), "root.tenants.finance") == ({}, 0)
+    assert not ugm.increase_tracked_resource("root.tenants.finance", "app-1", cores(1), who("ann"))
+
+
+def test_root_limits_win_over_partition_limits_when_both_are_given() -> None:
+    ugm = manager(
+        queue("root", queue("team"), limits=(limit(users=("*",), apps=2),)),
+        limits=(limit(users=("*",), apps=1),),
+    )
+    assert ugm.increase_tracked_resource("root.team", "app-1", cores(1), who("ann"))
+    assert ugm.increase_tracked_resource("root.team", "app-2", cores(1), who("ann"))
+    assert not ugm.increase_tracked_resource("root.team", "app-3", cores(1), who("ann"))
