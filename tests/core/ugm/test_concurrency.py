@@ -89,6 +89,44 @@ def test_decrease_emptying_a_tracker_that_an_increase_already_resolved_loses_not
         assert usage_at(document, "root.team") == {"vcore": 2000}
 
 
+def test_increase_resolved_before_a_config_change_is_checked_against_the_new_limits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An increase that found its trackers under the old limits and waits to lock them while
+    the configuration changes must not be judged by the old limits: the change is one step."""
+    ugm = manager(queue("root", queue("team"), queue("lab")))
+    ann = who("ann")
+    assert ugm.increase_tracked_resource("root.team", "app-1", cores(2), ann)
+    resolved, resume = threading.Event(), threading.Event()
+    original = UserGroupManager._increase_pinned
+    calls = 0
+
+    def paused(*args: object, **kwargs: object) -> object:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            resolved.set()
+            assert resume.wait(10)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(UserGroupManager, "_increase_pinned", staticmethod(paused))
+    results: list[bool] = []
+    increase = threading.Thread(
+        target=lambda: results.append(ugm.increase_tracked_resource("root.lab", "app-2", cores(5), ann))
+    )
+    increase.start()
+    assert resolved.wait(10)
+    # The increase will create the user's root.lab level: it must get the new limit.
+    ugm.update_config(
+        partition(queue("root", queue("team"), queue("lab", limits=(limit(users=("*",), vcore=3),))))
+    )
+    resume.set()
+    increase.join(10)
+    assert results == [False]
+    assert usage_at(ugm.user_document("ann"), "root") == {"vcore": 2000}
+    assert usage_at(ugm.user_document("ann"), "root.lab") is None
+
+
 def churn(ugm: UserGroupManager, users: list[UserGroup], paths: tuple[str, ...]) -> dict[int, list[str]]:
     """Each thread starts an application and mostly ends it at once, now and then a round
     later, so trackers empty and refill all the time; returns what each thread still runs."""
