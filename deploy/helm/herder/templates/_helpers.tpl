@@ -1,0 +1,23 @@
+{{- define "herder.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}{{ .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else -}}{{ printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" }}{{- end -}}
+{{- end -}}
+
+{{- define "herder.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "herder.labels" -}}
+{{ include "herder.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{- define "herder.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}{{ default (include "herder.fullname" .) .Values.serviceAccount.name }}
+{{- else -}}{{ default "default" .Values.serviceAccount.name }}{{- end -}}
+{{- end -}}
+
+{{- define "herder.webhookSecret" -}}{{ include "herder.fullname" . }}-webhook-tls{{- end -}}
