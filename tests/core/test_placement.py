@@ -217,10 +217,15 @@ def test_invalid_generated_name_is_no_match_with_reason() -> None:
 
 
 @given(st.from_regex(r"[a-z0-9_-]{1,20}(\.[a-z0-9_-]{1,20}){0,2}", fullmatch=True))
-def test_any_user_with_create_gets_one_valid_leaf_without_dots(name: str) -> None:
+def test_user_queue_is_one_leaf_without_dots_or_refused_when_too_long(name: str) -> None:
     result = place([rule("user", create=True)], request(user=UserGroup(name)), Tree({}))
-    assert result.queue_path == "root." + name.replace(".", "_dot_")
-    assert result.to_create == (result.queue_path,)
+    generated = name.replace(".", "_dot_")
+    if len(generated) <= 64:
+        assert result.queue_path == "root." + generated
+        assert result.to_create == (result.queue_path,)
+    else:
+        assert result.queue_path is None
+        assert f"{generated!r} is not a valid queue name" in result.reason
 
 
 # -- filters -----------------------------------------------------------------------------------
