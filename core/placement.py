@@ -6,8 +6,9 @@ application goes to `root.default` when that is an existing leaf it may submit t
 is rejected with a reason that lists why each rule did not match.
 
 Generated names follow YuniKorn: a short (not `root.`-qualified) name taken from the user, a tag
-or the pod's queue has its dots replaced by `_dot_`, and every path is lower-cased (queue names
-are case-insensitive in the partition). A name must match `[a-zA-Z0-9_:#/@-]{1,64}`.
+or the pod's queue has its dots replaced by `_dot_`, and every path is lower-cased, as YuniKorn
+did up to 1.5 (1.6 made names case-sensitive); Herder's partition keys queues case-insensitively,
+so `Alice` and `alice` share one queue. Each name must match `[a-zA-Z0-9_:#/@-]{1,64}`.
 """
 
 from __future__ import annotations
