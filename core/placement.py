@@ -121,17 +121,17 @@ class PlacementManager:
             return self._place_without_rules(request, view)
         misses: list[str] = []
         for number, rule in enumerate(self.rules, start=1):
-            outcome = self._leaf(rule, request, view)
+            outcome = self._resolve(rule, request, view, leaf=True)
             if isinstance(outcome, _Found):
                 denial = submit_denial(outcome.path, request.user, view)
                 if denial is None:
                     return PlacementResult(outcome.path, outcome.to_create, rule.name, "")
                 outcome = _Miss(denial)
             misses.append(f"rule {number} ({describe(rule)}): {outcome.reason}")
-        fallback = self._existing_leaf(DEFAULT_QUEUE, request, view)
-        if fallback is None:
+        problem = self._existing_leaf(DEFAULT_QUEUE, request, view)
+        if problem is None:
             return PlacementResult(DEFAULT_QUEUE, (), "default", "")
-        misses.append(fallback)
+        misses.append(problem)
         return PlacementResult(None, (), "", "no placement rule matched: " + "; ".join(misses))
 
     def _place_without_rules(self, request: PlacementRequest, view: QueueView) -> PlacementResult:
@@ -158,9 +158,6 @@ class PlacementManager:
         return submit_denial(path, request.user, view)
 
     # -- one rule ----------------------------------------------------------------------------
-    def _leaf(self, rule: PlacementRuleConfig, request: PlacementRequest, view: QueueView) -> _Found | _Miss:
-        return self._resolve(rule, request, view, leaf=True)
-
     def _resolve(
         self, rule: PlacementRuleConfig, request: PlacementRequest, view: QueueView, *, leaf: bool
     ) -> _Found | _Miss:
