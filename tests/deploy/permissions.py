@@ -12,10 +12,20 @@ SHIM_API_CALLS: frozenset[tuple[str, str, str, str]] = frozenset(
     {("", "pods", verb, CLUSTER) for verb in ("get", "list", "watch")}
     | {("", "pods/binding", "create", CLUSTER), ("", "pods/eviction", "create", CLUSTER)}
     | {("", "pods/status", "patch", CLUSTER)}
-    | {("", resource, verb, CLUSTER) for resource in ("nodes", "namespaces") for verb in ("get", "list", "watch")}
+    | {
+        ("", resource, verb, CLUSTER)
+        for resource in ("nodes", "namespaces")
+        for verb in ("get", "list", "watch")
+    }
     | {(group, "events", verb, CLUSTER) for group in ("", "events.k8s.io") for verb in ("create", "patch")}
-    | {("scheduling.sigs.k8s.io", "elasticquotas", verb, CLUSTER) for verb in ("get", "list", "watch", "patch")}
+    | {
+        ("scheduling.sigs.k8s.io", "elasticquotas", verb, CLUSTER)
+        for verb in ("get", "list", "watch", "patch")
+    }
     | {("scheduling.sigs.k8s.io", "elasticquotas/status", "patch", CLUSTER)}
     | {("", "configmaps", verb, OWN_NAMESPACE) for verb in ("get", "list", "watch")}
-    | {("coordination.k8s.io", "leases", verb, OWN_NAMESPACE) for verb in ("get", "create", "update", "patch")}
+    | {
+        ("coordination.k8s.io", "leases", verb, OWN_NAMESPACE)
+        for verb in ("get", "create", "update", "patch")
+    }
 )

@@ -36,7 +36,9 @@ def test_chart_passes_strict_lint(helm: Callable[..., subprocess.CompletedProces
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_lint_rejects_values_that_break_the_schema(helm: Callable[..., subprocess.CompletedProcess[str]]) -> None:
+def test_lint_rejects_values_that_break_the_schema(
+    helm: Callable[..., subprocess.CompletedProcess[str]],
+) -> None:
     done = helm("lint", "--strict", str(CHART), "--set", "webhook.failurePolicy=Sometimes")
     assert done.returncode != 0
     assert "failurePolicy" in done.stdout + done.stderr
@@ -56,7 +58,10 @@ def test_default_install_runs_two_replicas_spread_over_nodes(render: Callable[..
     assert deployment["spec"]["replicas"] == 2
     anti = pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]
     assert anti["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname"
-    assert anti["podAffinityTerm"]["labelSelector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"]
+    assert (
+        anti["podAffinityTerm"]["labelSelector"]["matchLabels"]
+        == deployment["spec"]["selector"]["matchLabels"]
+    )
 
 
 def test_operator_runs_unprivileged_on_a_read_only_root(render: Callable[..., list[Manifest]]) -> None:
@@ -115,7 +120,9 @@ def test_generated_certificate_is_trusted_by_both_webhooks(render: Callable[...,
         assert hook["clientConfig"]["service"]["port"] == 443
 
 
-def test_cert_manager_issues_the_certificate_and_injects_the_ca(render: Callable[..., list[Manifest]]) -> None:
+def test_cert_manager_issues_the_certificate_and_injects_the_ca(
+    render: Callable[..., list[Manifest]],
+) -> None:
     manifests = render("certManager.enabled=true")
     assert "Secret" not in _kinds(manifests)
     certificate = _one(manifests, "Certificate")
@@ -137,7 +144,11 @@ def test_mutating_webhook_never_intercepts_its_own_namespace(render: Callable[..
 
 def test_disabling_webhooks_removes_them_and_their_port(render: Callable[..., list[Manifest]]) -> None:
     manifests = render("webhook.enabled=false")
-    assert not _kinds(manifests) & {"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "Secret"}
+    assert not _kinds(manifests) & {
+        "ValidatingWebhookConfiguration",
+        "MutatingWebhookConfiguration",
+        "Secret",
+    }
     container = _one(manifests, "Deployment")["spec"]["template"]["spec"]["containers"][0]
     assert [p["name"] for p in container["ports"]] == ["rest"]
 
