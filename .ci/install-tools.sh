@@ -41,4 +41,4 @@ PY
 fi
 
 "$bin/helm" version --short
-"$bin/kubectl" version --client 2>/dev/null | head -1
+"$bin/kubectl" version --client 2>/dev/null | awk 'NR == 1'
