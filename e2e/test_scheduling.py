@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import yaml
 from kubernetes import client
 
 from e2e.backends import Cluster
@@ -71,12 +72,10 @@ def test_user_limit_holds_back_the_pod_over_it(cluster: Cluster, namespace: str)
     queues = cluster.core.read_namespaced_config_map("herder-config", cluster.herder_namespace).data[
         "queues.yaml"
     ]
-    limited = queues.replace(
-        'submitacl: "*"',
-        'submitacl: "*"\n      limits:\n        - limit: e2e\n          users: ["*"]\n'
-        "          maxresources: {vcore: 150}",
-        1,
-    )
+    config = yaml.safe_load(queues)
+    root = config["partitions"][0]["queues"][0]
+    root["limits"] = [{"limit": "e2e", "users": ["*"], "maxresources": {"vcore": 150}}]
+    limited = yaml.safe_dump(config)
     previous = set_settings(cluster, {"queues.yaml": limited})
     try:
         cluster.core.create_namespaced_pod(namespace, herder_pod("first", cpu="100m"))
