@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from core.resources import Resource
 
@@ -90,6 +91,7 @@ class PartitionConfig:
     placement_rules: tuple[PlacementRuleConfig, ...] = ()
     node_sort_policy: NodeSortPolicyConfig = field(default_factory=NodeSortPolicyConfig)
     limits: tuple[Limit, ...] = ()
+    preemption_enabled: bool = True
 
     @property
     def root(self) -> QueueConfig:
@@ -108,3 +110,82 @@ class SchedulerConfig:
             if part.name == name:
                 return part
         raise KeyError(name)
+
+
+def _limit_document(limit: Limit) -> dict[str, Any]:
+    doc: dict[str, Any] = {"limit": limit.limit, "users": list(limit.users), "groups": list(limit.groups)}
+    if limit.max_resources is not None:
+        doc["maxresources"] = dict(limit.max_resources)
+    doc["maxapplications"] = limit.max_applications
+    return doc
+
+
+def _queue_document(queue: QueueConfig) -> dict[str, Any]:
+    doc: dict[str, Any] = {"name": queue.name, "parent": queue.is_parent}
+    resources: dict[str, Any] = {}
+    if queue.guaranteed is not None:
+        resources["guaranteed"] = dict(queue.guaranteed)
+    if queue.max is not None:
+        resources["max"] = dict(queue.max)
+    if resources:
+        doc["resources"] = resources
+    doc["maxapplications"] = queue.max_applications
+    doc["properties"] = dict(queue.properties)
+    if queue.submit_acl is not None:
+        doc["submitacl"] = queue.submit_acl
+    if queue.admin_acl is not None:
+        doc["adminacl"] = queue.admin_acl
+    if queue.limits:
+        doc["limits"] = [_limit_document(limit) for limit in queue.limits]
+    if queue.child_template is not None:
+        tpl = queue.child_template
+        tpl_res: dict[str, Any] = {}
+        if tpl.guaranteed is not None:
+            tpl_res["guaranteed"] = dict(tpl.guaranteed)
+        if tpl.max is not None:
+            tpl_res["max"] = dict(tpl.max)
+        doc["childtemplate"] = {
+            "maxapplications": tpl.max_applications,
+            "properties": dict(tpl.properties),
+            "resources": tpl_res,
+        }
+    if queue.queues:
+        doc["queues"] = [_queue_document(child) for child in queue.queues]
+    return doc
+
+
+def _rule_document(rule: PlacementRuleConfig) -> dict[str, Any]:
+    doc: dict[str, Any] = {"name": rule.name, "create": rule.create}
+    if rule.value:
+        doc["value"] = rule.value
+    if rule.filter is not None:
+        doc["filter"] = {
+            "type": rule.filter.type,
+            "users": list(rule.filter.users),
+            "groups": list(rule.filter.groups),
+        }
+    if rule.parent is not None:
+        doc["parent"] = _rule_document(rule.parent)
+    return doc
+
+
+def config_document(cfg: SchedulerConfig) -> dict[str, Any]:
+    """A JSON-able view with YuniKorn's key names and resources as {name: int}, for REST /ws/v1/config."""
+    return {
+        "partitions": [
+            {
+                "name": part.name,
+                "queues": [_queue_document(queue) for queue in part.queues],
+                "placementrules": [_rule_document(rule) for rule in part.placement_rules],
+                "nodesortpolicy": {
+                    "type": part.node_sort_policy.type,
+                    "resourceweights": dict(part.node_sort_policy.resource_weights),
+                },
+                "limits": [_limit_document(limit) for limit in part.limits],
+                "preemption": {"enabled": part.preemption_enabled},
+            }
+            for part in cfg.partitions
+        ],
+        "checksum": cfg.checksum,
+        "warnings": list(cfg.warnings),
+    }

@@ -1,0 +1,204 @@
+"""Scheduler settings (the ConfigMap's dotted keys, e.g. `quota.recycle.delay`) as one frozen value."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from core.config.errors import SettingsError
+from core.resources import QuantityError, Resource, resource_from_kubernetes
+
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    scheduler_name: str = "herder"
+    scheduler_interval: float = 0.1
+    recycle_enabled: bool = True
+    recycle_delay: float = 120.0
+    recycle_interval: float = 1.0
+    min_scaling: bool = True
+    system_namespaces: tuple[str, ...] = ("kube-system",)
+    default_max: Resource | None = None
+    event_ring_capacity: int = 10000
+    lease_name: str = "herder-scheduler"
+    lease_duration: float = 15.0
+    lease_renew_deadline: float = 10.0
+    lease_retry_period: float = 2.0
+    bind_workers: int = 16
+    bind_retries: int = 5
+    status_interval: float = 1.0
+    admission_trusted_users: tuple[str, ...] = (
+        "system:serviceaccount:kube-system:.*",
+        "system:kube-controller-manager",
+        "system:serviceaccount:herder:.*",
+    )
+    admission_trust_controllers: bool = True
+    admission_namespace_label: str = "herder.io/scheduler"
+
+    def to_dict(self) -> dict[str, object]:
+        """The settings under their dotted keys; durations in seconds, resources as plain maps."""
+        out: dict[str, object] = {}
+        for key, (name, _) in _KEYS.items():
+            value = getattr(self, name)
+            if isinstance(value, Resource):
+                value = dict(value)
+            elif isinstance(value, tuple):
+                value = list(value)
+            out[key] = value
+        return out
+
+
+def parse_duration(value: object) -> float:
+    """Seconds from a number or a Go-style duration string (`500ms`, `2m`, `1m30s`)."""
+    if isinstance(value, bool):
+        raise ValueError(f"not a duration: {value!r}")
+    if isinstance(value, (int, float)):
+        return float(value)
+    if not isinstance(value, str):
+        raise ValueError(f"not a duration: {value!r}")
+    text = value.strip()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    pos = 0
+    total = 0.0
+    for match in _DURATION_PART.finditer(text):
+        if match.start() != pos:
+            break
+        total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+        pos = match.end()
+    if pos != len(text) or not text:
+        raise ValueError(f"not a duration: {value!r} (use e.g. 120s, 2m, 1h, 500ms, 1m30s)")
+    return total
+
+
+def _boolean(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ValueError(f"expected true or false, got {value!r}")
+
+
+def _string(value: object) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"expected a non-empty string, got {value!r}")
+    return value
+
+
+def _name(value: object) -> str:
+    text = _string(value)
+    if len(text) > 253 or not _DNS_SUBDOMAIN.match(text):
+        raise ValueError(f"{text!r} is not a valid DNS-1123 subdomain")
+    return text
+
+
+def _positive_int(value: object) -> int:
+    if isinstance(value, bool):
+        raise ValueError(f"expected a positive whole number, got {value!r}")
+    try:
+        number = int(value) if isinstance(value, (int, str)) else None
+    except ValueError:
+        number = None
+    if number is None or number <= 0:
+        raise ValueError(f"expected a positive whole number, got {value!r}")
+    return number
+
+
+def _positive_duration(value: object) -> float:
+    seconds = parse_duration(value)
+    if seconds <= 0:
+        raise ValueError(f"must be greater than zero, got {value!r}")
+    return seconds
+
+
+def _delay(value: object) -> float:
+    seconds = parse_duration(value)
+    if seconds < 0:
+        raise ValueError(f"must not be negative, got {value!r}")
+    return seconds
+
+
+def _list(value: object) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
+        return tuple(value)
+    raise ValueError(f"expected a comma-separated string or a list of strings, got {value!r}")
+
+
+def _regexps(value: object) -> tuple[str, ...]:
+    items = _list(value)
+    for item in items:
+        try:
+            re.compile(item)
+        except re.error as err:
+            raise ValueError(f"{item!r} is not a valid regexp: {err}") from None
+    return items
+
+
+def _resource(value: object) -> Resource | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"not a JSON object: {err}") from None
+    if not isinstance(value, Mapping):
+        raise ValueError(f"expected a mapping of quantities, got {value!r}")
+    try:
+        return resource_from_kubernetes(value)
+    except (QuantityError, TypeError) as err:
+        raise ValueError(str(err)) from None
+
+
+_KEYS: dict[str, tuple[str, Callable[[object], Any]]] = {
+    "scheduler.name": ("scheduler_name", _name),
+    "scheduler.interval": ("scheduler_interval", _positive_duration),
+    "quota.recycle.enabled": ("recycle_enabled", _boolean),
+    "quota.recycle.delay": ("recycle_delay", _delay),
+    "quota.recycle.interval": ("recycle_interval", _positive_duration),
+    "quota.minScaling": ("min_scaling", _boolean),
+    "quota.systemNamespaces": ("system_namespaces", _list),
+    "quota.defaultMax": ("default_max", _resource),
+    "event.ringBufferCapacity": ("event_ring_capacity", _positive_int),
+    "leader.leaseName": ("lease_name", _name),
+    "leader.leaseDuration": ("lease_duration", _positive_duration),
+    "leader.renewDeadline": ("lease_renew_deadline", _positive_duration),
+    "leader.retryPeriod": ("lease_retry_period", _positive_duration),
+    "bind.workers": ("bind_workers", _positive_int),
+    "bind.retries": ("bind_retries", _positive_int),
+    "status.interval": ("status_interval", _positive_duration),
+    "admission.trustedUsers": ("admission_trusted_users", _regexps),
+    "admission.trustControllers": ("admission_trust_controllers", _boolean),
+    "admission.namespaceLabel": ("admission_namespace_label", _string),
+}
+assert {name for name, _ in _KEYS.values()} == {f.name for f in fields(Settings)}
+
+
+def parse_settings(values: Mapping[str, object], base: Settings | None = None) -> Settings:
+    """`base` (or the defaults) with dotted keys of `values` applied; SettingsError lists every bad key."""
+    changes: dict[str, Any] = {}
+    problems: list[str] = []
+    for key, raw in values.items():
+        entry = _KEYS.get(key)
+        if entry is None:
+            problems.append(f"{key}: unknown setting")
+            continue
+        name, convert = entry
+        try:
+            changes[name] = convert(raw)
+        except ValueError as err:
+            problems.append(f"{key}: {err}")
+    if problems:
+        raise SettingsError(problems)
+    return replace(base or Settings(), **changes)
