@@ -12,6 +12,7 @@ import yaml
 from core.config.defaults import default_config
 from core.config.errors import ConfigError
 from core.config.schema import (
+    APPLICATION_SORT_POLICY,
     DEFAULT_PARTITION,
     ROOT,
     ChildTemplate,
@@ -180,10 +181,12 @@ def _partition(reader: _Reader, raw: object, index: int) -> PartitionConfig:
     path = f"partitions[{label}]"
     data = reader.mapping(raw, path, _PARTITION_KEYS)
     name = reader.string(data.get("name"), f"{path}.name", DEFAULT_PARTITION) or DEFAULT_PARTITION
-    queues = tuple(
-        _queue(reader, q, f"{path}.queues", i)
-        for i, q in enumerate(reader.seq(data.get("queues"), f"{path}.queues"))
-    )
+    raw_queues = reader.seq(data.get("queues"), f"{path}.queues")
+    single_root = len(raw_queues) == 1 and isinstance(raw_queues[0], Mapping)
+    single_root = single_root and str(raw_queues[0].get("name", "")).lower() == ROOT
+    # Queues given without a single root sit under the inserted root, and their paths say so.
+    queues_path = f"{path}.queues" if single_root else f"{path}.queues.{ROOT}"
+    queues = tuple(_queue(reader, q, queues_path, i) for i, q in enumerate(raw_queues))
     limits = _limits(reader, data.get("limits"), f"{path}.limits")
     if len(queues) != 1 or queues[0].name.lower() != ROOT:
         queues = (QueueConfig(name=ROOT, parent=True, queues=queues),)
@@ -255,6 +258,9 @@ def _queue(reader: _Reader, raw: object, parent_path: str, index: int) -> QueueC
     children = tuple(
         _queue(reader, q, path, i) for i, q in enumerate(reader.seq(data.get("queues"), f"{path}.queues"))
     )
+    properties = reader.strings(data.get("properties"), f"{path}.properties")
+    if properties.get(APPLICATION_SORT_POLICY, "").lower() == "stateaware":
+        reader.warnings.append(f"{path}.properties.{APPLICATION_SORT_POLICY}: 'stateaware' is read as 'fifo'")
     submit = data.get("submitacl")
     admin = data.get("adminacl")
     return QueueConfig(
@@ -263,7 +269,7 @@ def _queue(reader: _Reader, raw: object, parent_path: str, index: int) -> QueueC
         guaranteed=reader.resource(resources.get("guaranteed"), f"{path}.resources.guaranteed"),
         max=reader.resource(resources.get("max"), f"{path}.resources.max"),
         max_applications=reader.count(data.get("maxapplications"), f"{path}.maxapplications"),
-        properties=reader.strings(data.get("properties"), f"{path}.properties"),
+        properties=properties,
         submit_acl=None if submit is None else reader.string(submit, f"{path}.submitacl"),
         admin_acl=None if admin is None else reader.string(admin, f"{path}.adminacl"),
         limits=_limits(reader, data.get("limits"), f"{path}.limits"),
