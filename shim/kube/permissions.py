@@ -1,0 +1,23 @@
+"""The Kubernetes API calls the shim makes, declared once as (apiGroup, resource, verb, scope).
+
+The Helm chart's RBAC is checked against this list: a call the shim makes must appear here, and
+a permission the chart grants must be used here.
+"""
+
+from __future__ import annotations
+
+CLUSTER = "cluster"
+OWN_NAMESPACE = "namespace"
+
+_READ = ("get", "list", "watch")
+
+SHIM_API_CALLS: frozenset[tuple[str, str, str, str]] = frozenset(
+    {("", resource, verb, CLUSTER) for resource in ("pods", "nodes", "namespaces") for verb in _READ}
+    | {("", "pods/binding", "create", CLUSTER), ("", "pods/eviction", "create", CLUSTER)}
+    | {("", "pods/status", "patch", CLUSTER)}
+    | {(group, "events", verb, CLUSTER) for group in ("", "events.k8s.io") for verb in ("create", "patch")}
+    | {("scheduling.sigs.k8s.io", "elasticquotas", verb, CLUSTER) for verb in (*_READ, "patch")}
+    | {("scheduling.sigs.k8s.io", "elasticquotas/status", "patch", CLUSTER)}
+    | {("", "configmaps", verb, OWN_NAMESPACE) for verb in _READ}
+    | {("coordination.k8s.io", "leases", verb, OWN_NAMESPACE) for verb in ("get", "create", "update", "patch")}
+)
