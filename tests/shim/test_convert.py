@@ -1,0 +1,402 @@
+"""Kubernetes objects to core inputs: pod size, identity keys, namespace tags, nodes, quotas."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.objects.ask import (
+    FOREIGN_DEFAULT,
+    FOREIGN_STATIC,
+    TAG_GUARANTEED,
+    TAG_MAX_APPS,
+    TAG_NAMESPACE,
+    TAG_PARENT_QUEUE,
+    TAG_QUOTA,
+    UserGroup,
+)
+from shim.convert import (
+    ConversionError,
+    application_id,
+    is_herder_pod,
+    namespace_problems,
+    namespace_tags,
+    node_to_info,
+    pod_is_finished,
+    pod_node,
+    pod_resource,
+    pod_to_allocation,
+    pod_to_ask,
+    queue_name,
+    quota_to_spec,
+    user_info,
+)
+
+
+def container(name: str, limits: dict[str, Any] | None = None, **requests: Any) -> dict[str, Any]:
+    res: dict[str, Any] = {"requests": requests}
+    if limits:
+        res["limits"] = limits
+    return {"name": name, "resources": res}
+
+
+def sidecar(name: str, **requests: Any) -> dict[str, Any]:
+    return {**container(name, **requests), "restartPolicy": "Always"}
+
+
+def pod(
+    name: str = "p",
+    ns: str = "team",
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    spec.setdefault("containers", [container("main", cpu="1", memory="1Gi")])
+    return {
+        "metadata": {
+            "name": name,
+            "namespace": ns,
+            "uid": f"uid-{name}",
+            "labels": labels or {},
+            "annotations": annotations or {},
+        },
+        "spec": spec,
+    }
+
+
+def namespace(name: str = "team", **annotations: str) -> dict[str, Any]:
+    return {"metadata": {"name": name, "annotations": annotations}}
+
+
+# --- pod size -------------------------------------------------------------------------------
+
+
+def test_containers_requests_are_summed_with_one_pod_slot() -> None:
+    p = pod(containers=[container("a", cpu="250m", memory="1Gi"), container("b", cpu="1", memory="512Mi")])
+    assert pod_resource(p) == {"vcore": 1250, "memory": 1024**3 + 512 * 1024**2, "pods": 1}
+
+
+def test_sidecars_before_and_after_init_containers() -> None:
+    """Worked by hand (cpu in millicores):
+
+    init containers in order: init1 1000 (plain), s1 200 (sidecar), init2 900 (plain), s2 100 (sidecar);
+    main container 500.
+    init1 runs alone: 1000. init2 runs beside s1 (started before it): 900 + 200 = 1100.
+    s2 starts after init2 so never overlaps it. Steady state: 500 + s1 200 + s2 100 = 800.
+    Pod size is the larger: 1100.
+    """
+    p = pod(
+        containers=[container("main", cpu="500m")],
+        initContainers=[
+            container("init1", cpu="1"),
+            sidecar("s1", cpu="200m"),
+            container("init2", cpu="900m"),
+            sidecar("s2", cpu="100m"),
+        ],
+    )
+    assert pod_resource(p)["vcore"] == 1100
+
+
+def test_sidecars_add_to_steady_state_when_larger_than_init_peak() -> None:
+    p = pod(
+        containers=[container("main", cpu="2")],
+        initContainers=[container("init", cpu="1"), sidecar("proxy", cpu="500m", memory="100Mi")],
+    )
+    assert pod_resource(p) == {"vcore": 2500, "memory": 100 * 1024**2, "pods": 1}
+
+
+def test_pod_level_requests_override_only_what_they_name_and_overhead_adds() -> None:
+    p = pod(
+        containers=[container("a", cpu="1", memory="1Gi")],
+        resources={"requests": {"cpu": "3"}},
+        overhead={"cpu": "100m", "memory": "10Mi"},
+    )
+    assert pod_resource(p) == {"vcore": 3100, "memory": 1024**3 + 10 * 1024**2, "pods": 1}
+
+
+def test_limits_are_ignored() -> None:
+    p = pod(containers=[container("a", limits={"cpu": "8", "memory": "8Gi"}, cpu="1")])
+    assert pod_resource(p) == {"vcore": 1000, "pods": 1}
+
+
+def test_extended_resources_and_hugepages_keep_their_names() -> None:
+    p = pod(containers=[container("a", **{"nvidia.com/gpu": "2", "hugepages-2Mi": "4Mi"})])
+    assert pod_resource(p) == {"nvidia.com/gpu": 2, "hugepages-2Mi": 4 * 1024**2, "pods": 1}
+
+
+def test_malformed_quantity_names_pod_container_and_resource() -> None:
+    p = pod(containers=[container("trainer", memory="lots")])
+    with pytest.raises(ConversionError, match=r"team/p.*trainer.*memory"):
+        pod_resource(p)
+
+
+@given(st.lists(st.integers(0, 4000), min_size=1, max_size=4), st.lists(st.integers(0, 4000), max_size=4))
+def test_pod_size_is_at_least_every_container_and_the_main_sum(mains: list[int], inits: list[int]) -> None:
+    p = pod(
+        containers=[container(f"c{i}", cpu=f"{v}m") for i, v in enumerate(mains)],
+        initContainers=[container(f"i{i}", cpu=f"{v}m") for i, v in enumerate(inits)],
+    )
+    size = pod_resource(p)["vcore"]
+    assert size == max([sum(mains), *inits])
+
+
+# --- identity -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("labels", "annotations", "expected"),
+    [
+        (
+            {"yunikorn.apache.org/app-id": "L", "applicationId": "A", "spark-app-selector": "S"},
+            {"yunikorn.apache.org/app-id": "N"},
+            "L",
+        ),
+        ({"applicationId": "A", "spark-app-selector": "S"}, {"yunikorn.apache.org/app-id": "N"}, "N"),
+        ({"applicationId": "A", "spark-app-selector": "S"}, {}, "A"),
+        ({"spark-app-selector": "S"}, {}, "S"),
+    ],
+)
+def test_application_id_key_precedence(
+    labels: dict[str, str], annotations: dict[str, str], expected: str
+) -> None:
+    assert application_id(pod(labels=labels, annotations=annotations)) == expected
+
+
+def test_application_id_falls_back_to_controller_then_namespace() -> None:
+    p = pod()
+    p["metadata"]["ownerReferences"] = [
+        {"kind": "ReplicaSet", "name": "other", "controller": False},
+        {"kind": "Job", "name": "Train-42", "controller": True},
+    ]
+    assert application_id(p) == "job-train-42"
+    assert application_id(pod(ns="ml")) == "ml-autogen"
+
+
+def test_queue_key_precedence() -> None:
+    yk = "yunikorn.apache.org/queue"
+    assert queue_name(pod(labels={yk: "a", "queue": "c"}, annotations={yk: "b"})) == "a"
+    assert queue_name(pod(labels={"queue": "c"}, annotations={yk: "b"})) == "b"
+    assert queue_name(pod(labels={"queue": "c"})) == "c"
+    assert queue_name(pod()) is None
+
+
+def test_user_info_from_annotation_with_default_nobody() -> None:
+    info = json.dumps({"user": "alice", "groups": ["dev", "ml"]})
+    assert user_info(pod(annotations={"yunikorn.apache.org/user.info": info})) == UserGroup(
+        "alice", ("dev", "ml")
+    )
+    assert user_info(pod()) == UserGroup("nobody", ())
+
+
+def test_malformed_user_info_raises_and_keeps_the_ask_pending_with_a_problem() -> None:
+    p = pod(annotations={"yunikorn.apache.org/user.info": "{alice"})
+    with pytest.raises(ConversionError, match="team/p.*user.info"):
+        user_info(p)
+    ask = pod_to_ask(p, namespace())
+    assert ask.user == UserGroup() and any("user.info" in text for text in ask.problems)
+
+
+def test_scheduler_name_decides_herder_pods() -> None:
+    assert is_herder_pod(pod(schedulerName="herder"), "herder")
+    assert not is_herder_pod(pod(), "herder")
+
+
+# --- namespaces -----------------------------------------------------------------------------
+
+
+def test_namespace_quota_json_wins_over_max_cpu_and_memory() -> None:
+    ns = namespace(
+        **{
+            "yunikorn.apache.org/namespace.quota": '{"cpu": "64", "memory": "100Gi"}',
+            "yunikorn.apache.org/namespace.max.cpu": "1",
+            "yunikorn.apache.org/parentqueue": "root.ml",
+            "yunikorn.apache.org/namespace.guaranteed": '{"cpu": "2"}',
+            "yunikorn.apache.org/namespace.maxApps": "5",
+        }
+    )
+    tags = namespace_tags(ns)
+    assert json.loads(tags[TAG_QUOTA]) == {"memory": 107374182400, "vcore": 64000}
+    assert tags[TAG_QUOTA] == '{"memory": 107374182400, "vcore": 64000}'
+    assert tags[TAG_NAMESPACE] == "team" and tags[TAG_PARENT_QUEUE] == "root.ml"
+    assert json.loads(tags[TAG_GUARANTEED]) == {"vcore": 2000} and tags[TAG_MAX_APPS] == "5"
+    assert namespace_problems(ns) == []
+
+
+def test_older_max_cpu_and_memory_annotations_make_the_quota() -> None:
+    ns = namespace(
+        **{"yunikorn.apache.org/namespace.max.cpu": "4", "yunikorn.apache.org/namespace.max.memory": "1Gi"}
+    )
+    assert json.loads(namespace_tags(ns)[TAG_QUOTA]) == {"vcore": 4000, "memory": 1024**3}
+
+
+def test_malformed_namespace_annotations_are_reported_and_left_out() -> None:
+    ns = namespace(
+        **{
+            "yunikorn.apache.org/namespace.quota": '{"cpu": "many"}',
+            "yunikorn.apache.org/namespace.maxApps": "-1",
+        }
+    )
+    assert TAG_QUOTA not in namespace_tags(ns) and TAG_MAX_APPS not in namespace_tags(ns)
+    problems = namespace_problems(ns)
+    assert len(problems) == 2
+    assert any("team" in p and "namespace.quota" in p and "many" in p for p in problems)
+    assert any("namespace.maxApps" in p and "-1" in p for p in problems)
+    assert set(pod_to_ask(pod(), ns).problems) == set(problems)
+
+
+# --- asks -----------------------------------------------------------------------------------
+
+
+def test_pod_to_ask_carries_every_field() -> None:
+    p = pod(
+        labels={
+            "quota.scheduling.koordinator.sh/name": "q1",
+            "quota.scheduling.koordinator.sh/preemptible": "false",
+        },
+        priority=7,
+        nodeSelector={"zone": "a"},
+        tolerations=[{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        affinity={
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}],
+                            "matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}],
+                        }
+                    ]
+                },
+                "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": {}}],
+            },
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": "kubernetes.io/hostname"}]
+            },
+        },
+        topologySpreadConstraints=[
+            {"topologyKey": "topology.kubernetes.io/zone"},
+            {"topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway"},
+        ],
+    )
+    p["metadata"]["creationTimestamp"] = "2026-01-01T00:00:10Z"
+    ask = pod_to_ask(p, namespace())
+    assert ask.key == "uid-p" and ask.name == "team/p" and ask.namespace == "team"
+    assert ask.quota == "q1" and ask.preemptible is False and ask.priority == 7
+    assert ask.created == 1767225610.0
+    c = ask.constraints
+    assert c.node_selector == (("zone", "a"),)
+    assert c.required_terms[0].matches({"disk": "ssd"}, "n1")
+    assert not c.required_terms[0].matches({"disk": "ssd"}, "n2")
+    assert c.tolerations[0].key == "gpu"
+    assert c.unsupported_required == ("pod anti-affinity on hostname", "topology spread on zone")
+    assert c.unsupported_preferred == ("preferred node affinity", "topology spread on hostname")
+    assert ask.problems == ()
+
+
+def test_ask_without_uid_is_keyed_by_namespace_and_name() -> None:
+    p = pod()
+    del p["metadata"]["uid"]
+    ask = pod_to_ask(p, None)
+    assert ask.key == "team/p" and ask.preemptible and ask.created == 0.0 and ask.tags == {}
+
+
+def test_malformed_request_keeps_the_pod_with_one_pod_slot_and_a_reason() -> None:
+    ask = pod_to_ask(pod(containers=[container("main", cpu="x")]), namespace())
+    assert ask.resource == {"pods": 1}
+    assert any("main" in text and "cpu" in text for text in ask.problems)
+
+
+# --- allocations ----------------------------------------------------------------------------
+
+
+def test_foreign_pods_owned_by_a_node_are_static_others_default() -> None:
+    mirror = pod(nodeName="n1")
+    mirror["metadata"]["ownerReferences"] = [{"kind": "Node", "name": "n1"}]
+    mirror["metadata"]["creationTimestamp"] = 5
+    mirror["status"] = {"startTime": 9}
+    alloc = pod_to_allocation(mirror, namespace())
+    assert alloc.foreign == FOREIGN_STATIC and alloc.node_id == "n1"
+    assert alloc.request_time == 5.0 and alloc.allocation_time == 9.0
+    assert alloc.resource == {"vcore": 1000, "memory": 1024**3, "pods": 1}
+    assert pod_to_allocation(pod(nodeName="n2"), None).foreign == FOREIGN_DEFAULT
+
+
+def test_herder_pod_on_a_node_becomes_its_own_allocation() -> None:
+    alloc = pod_to_allocation(pod(nodeName="n1", schedulerName="herder"), namespace())
+    assert alloc.foreign is None and alloc.ask is not None and alloc.ask.key == alloc.key == "uid-p"
+
+
+def test_finished_and_node_helpers() -> None:
+    assert pod_is_finished({**pod(), "status": {"phase": "Failed"}})
+    assert not pod_is_finished({**pod(), "status": {"phase": "Running"}})
+    assert pod_node(pod(nodeName="n3")) == "n3" and pod_node(pod()) is None
+
+
+# --- nodes ----------------------------------------------------------------------------------
+
+
+def test_node_with_taints_cordon_and_not_ready() -> None:
+    node = {
+        "metadata": {"name": "n1", "labels": {"zone": "a"}},
+        "spec": {"unschedulable": True, "taints": [{"key": "gpu", "value": "yes", "effect": "NoExecute"}]},
+        "status": {
+            "allocatable": {"cpu": "8", "memory": "16Gi", "pods": "110"},
+            "conditions": [{"type": "Ready", "status": "False"}],
+        },
+    }
+    info = node_to_info(node)
+    assert info.capacity == {"vcore": 8000, "memory": 16 * 1024**3, "pods": 110}
+    assert info.labels == {"zone": "a"} and not info.schedulable and not info.ready
+    assert (info.taints[0].key, info.taints[0].value, info.taints[0].effect) == ("gpu", "yes", "NoExecute")
+
+
+def test_node_without_conditions_is_ready_and_schedulable() -> None:
+    info = node_to_info({"metadata": {"name": "n"}, "status": {"allocatable": {"cpu": "1"}}})
+    assert info.ready and info.schedulable
+
+
+def test_malformed_allocatable_names_the_node() -> None:
+    with pytest.raises(ConversionError, match="node n9.*memory"):
+        node_to_info({"metadata": {"name": "n9"}, "status": {"allocatable": {"memory": "??"}}})
+
+
+# --- quotas ---------------------------------------------------------------------------------
+
+
+def quota(labels: dict[str, str], annotations: dict[str, str]) -> dict[str, Any]:
+    return {
+        "metadata": {"name": "q", "namespace": "team", "labels": labels, "annotations": annotations},
+        "spec": {"min": {"cpu": "1"}, "max": {"cpu": "4", "memory": "8Gi"}},
+    }
+
+
+def test_quota_with_every_koordinator_key() -> None:
+    k = "quota.scheduling.koordinator.sh/"
+    spec = quota_to_spec(
+        quota(
+            {k + "parent": "org", k + "is-parent": "true", k + "allow-lent-resource": "false"},
+            {k + "shared-weight": '{"cpu": "2"}'},
+        )
+    )
+    assert (spec.name, spec.namespace, spec.parent, spec.is_parent) == ("q", "team", "org", True)
+    assert spec.allow_lent_resource is False and spec.shared_weight == {"vcore": 2000}
+    assert spec.min == {"vcore": 1000} and spec.max == {"vcore": 4000, "memory": 8 * 1024**3}
+
+
+def test_quota_defaults_root_parent_leaf_lending_and_max_weight() -> None:
+    spec = quota_to_spec(quota({"quota.scheduling.koordinator.sh/allow-lent-resource": "no"}, {}))
+    assert (
+        spec.parent == "" and not spec.is_parent and spec.allow_lent_resource and spec.shared_weight is None
+    )
+
+
+def test_malformed_quota_names_quota_and_key() -> None:
+    with pytest.raises(ConversionError, match="team/q.*shared-weight"):
+        quota_to_spec(quota({}, {"quota.scheduling.koordinator.sh/shared-weight": "nope"}))
+    bad = quota({}, {})
+    bad["spec"]["max"] = {"cpu": "x"}
+    with pytest.raises(ConversionError, match="team/q.*spec.max.*cpu"):
+        quota_to_spec(bad)
