@@ -194,7 +194,7 @@ def test_user_info_from_annotation_with_default_nobody() -> None:
 
 def test_malformed_user_info_raises_and_keeps_the_ask_pending_with_a_problem() -> None:
     p = pod(annotations={"yunikorn.apache.org/user.info": "{alice"})
-    with pytest.raises(ConversionError, match="team/p.*user.info"):
+    with pytest.raises(ConversionError, match=r"team/p.*user.info"):
         user_info(p)
     ask = pod_to_ask(p, namespace())
     assert ask.user == UserGroup() and any("user.info" in text for text in ask.problems)
@@ -359,7 +359,7 @@ def test_node_without_conditions_is_ready_and_schedulable() -> None:
 
 
 def test_malformed_allocatable_names_the_node() -> None:
-    with pytest.raises(ConversionError, match="node n9.*memory"):
+    with pytest.raises(ConversionError, match=r"node n9.*memory"):
         node_to_info({"metadata": {"name": "n9"}, "status": {"allocatable": {"memory": "??"}}})
 
 
@@ -394,9 +394,9 @@ def test_quota_defaults_root_parent_leaf_lending_and_max_weight() -> None:
 
 
 def test_malformed_quota_names_quota_and_key() -> None:
-    with pytest.raises(ConversionError, match="team/q.*shared-weight"):
+    with pytest.raises(ConversionError, match=r"team/q.*shared-weight"):
         quota_to_spec(quota({}, {"quota.scheduling.koordinator.sh/shared-weight": "nope"}))
     bad = quota({}, {})
     bad["spec"]["max"] = {"cpu": "x"}
-    with pytest.raises(ConversionError, match="team/q.*spec.max.*cpu"):
+    with pytest.raises(ConversionError, match=r"team/q.*spec.max.*cpu"):
         quota_to_spec(bad)
