@@ -7,7 +7,7 @@ node infos, namespaces become application tags and ElasticQuota objects become q
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -25,15 +25,21 @@ from core.objects.ask import (
     Ask,
     UserGroup,
 )
-from core.objects.constraints import (
-    NodeConstraints,
-    NodeSelectorRequirement,
-    NodeSelectorTerm,
-    Taint,
-    Toleration,
-)
+from core.objects.constraints import Taint
 from core.objects.node_info import NodeInfo
 from core.resources import QuantityError, Resource, resource_from_kubernetes
+from shim.convert_pod import (
+    PODS,
+    ConversionError,
+    annotations_of,
+    labels_of,
+    list_at,
+    map_at,
+    meta_of,
+    object_name,
+    pod_constraints,
+    pod_resource,
+)
 
 YK_PREFIX = "yunikorn.apache.org/"
 LABEL_APP_ID = YK_PREFIX + "app-id"
@@ -66,115 +72,12 @@ ANNOTATION_ALLOCATED = KOORD_PREFIX + "allocated"
 ANNOTATION_NON_PREEMPTIBLE_REQUEST = KOORD_PREFIX + "non-preemptible-request"
 ANNOTATION_NON_PREEMPTIBLE_USED = KOORD_PREFIX + "non-preemptible-used"
 
-PODS = "pods"
-
-
-class ConversionError(ValueError):
-    """A Kubernetes object Herder cannot read; the message names the object and the field."""
-
-
-def _map(obj: Mapping[str, Any] | None, *path: str) -> Mapping[str, Any]:
-    cur: Any = obj or {}
-    for key in path:
-        cur = cur.get(key) if isinstance(cur, Mapping) else None
-        if cur is None:
-            return {}
-    return cur if isinstance(cur, Mapping) else {}
-
-
-def _list(obj: Mapping[str, Any], *path: str) -> list[Any]:
-    parent = _map(obj, *path[:-1])
-    value = parent.get(path[-1])
-    return list(value) if isinstance(value, Sequence) and not isinstance(value, str) else []
-
-
-def _meta(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return _map(obj, "metadata")
-
-
-def _labels(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return _map(obj, "metadata", "labels")
-
-
-def _annotations(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return _map(obj, "metadata", "annotations")
-
-
-def object_name(obj: Mapping[str, Any] | None) -> str:
-    """`<namespace>/<name>` (or just the name for cluster-scoped objects)."""
-    meta = _meta(obj)
-    ns, name = meta.get("namespace", ""), meta.get("name", "")
-    return f"{ns}/{name}" if ns else str(name)
-
-
-# --- pod size -------------------------------------------------------------------------------
-
-
-def _requests(pod: Mapping[str, Any], container: Mapping[str, Any], kind: str) -> Resource:
-    where = f"pod {object_name(pod)} {kind} {container.get('name', '?')!r} requests"
-    try:
-        return resource_from_kubernetes(_map(container, "resources", "requests"), where)
-    except QuantityError as err:
-        raise ConversionError(str(err)) from None
-
-
-def _add(a: Mapping[str, int], b: Mapping[str, int]) -> dict[str, int]:
-    out = dict(a)
-    for key, value in b.items():
-        out[key] = out.get(key, 0) + value
-    return out
-
-
-def _max(a: Mapping[str, int], b: Mapping[str, int]) -> dict[str, int]:
-    out = dict(a)
-    for key, value in b.items():
-        out[key] = max(out.get(key, 0), value)
-    return out
-
-
-def pod_resource(pod: Mapping[str, Any]) -> Resource:
-    """What a pod occupies on its node (DESIGN "Queues and placement", pod size).
-
-    Containers' requests summed; per resource the larger of that plus all sidecars (init
-    containers with restartPolicy Always) and each init container's requests plus the sidecars
-    started before it; pod-level requests replace what they name; plus overhead and `pods: 1`.
-    """
-    spec = _map(pod, "spec")
-    total: dict[str, int] = {}
-    for container in _list(spec, "containers"):
-        total = _add(total, _requests(pod, container, "container"))
-    sidecars: dict[str, int] = {}
-    init_peak: dict[str, int] = {}
-    for container in _list(spec, "initContainers"):
-        req = _requests(pod, container, "init container")
-        if container.get("restartPolicy") == "Always":
-            sidecars = _add(sidecars, req)
-            init_peak = _max(init_peak, sidecars)
-        else:
-            init_peak = _max(init_peak, _add(req, sidecars))
-    total = _max(_add(total, sidecars), init_peak)
-    pod_level = _map(spec, "resources", "requests")
-    if pod_level:
-        try:
-            total.update(
-                resource_from_kubernetes(pod_level, f"pod {object_name(pod)} spec.resources.requests")
-            )
-        except QuantityError as err:
-            raise ConversionError(str(err)) from None
-    try:
-        overhead = resource_from_kubernetes(_map(spec, "overhead"), f"pod {object_name(pod)} spec.overhead")
-    except QuantityError as err:
-        raise ConversionError(str(err)) from None
-    total = _add(total, overhead)
-    total[PODS] = 1
-    return Resource(total)
-
 
 # --- pod identity ---------------------------------------------------------------------------
 
 
 def is_herder_pod(pod: Mapping[str, Any], scheduler_name: str) -> bool:
-    return _map(pod, "spec").get("schedulerName") == scheduler_name
+    return map_at(pod, "spec").get("schedulerName") == scheduler_name
 
 
 def _first(*candidates: Any) -> str | None:
@@ -185,7 +88,7 @@ def _first(*candidates: Any) -> str | None:
 
 
 def application_id(pod: Mapping[str, Any]) -> str:
-    labels, annotations = _labels(pod), _annotations(pod)
+    labels, annotations = labels_of(pod), annotations_of(pod)
     found = _first(
         labels.get(LABEL_APP_ID),
         annotations.get(ANNOTATION_APP_ID),
@@ -194,21 +97,21 @@ def application_id(pod: Mapping[str, Any]) -> str:
     )
     if found:
         return found
-    for owner in _list(pod, "metadata", "ownerReferences"):
+    for owner in list_at(pod, "metadata", "ownerReferences"):
         if isinstance(owner, Mapping) and owner.get("controller") is True:
             return f"{owner.get('kind', '')}-{owner.get('name', '')}".lower()
-    return f"{_meta(pod).get('namespace', 'default')}-autogen"
+    return f"{meta_of(pod).get('namespace', 'default')}-autogen"
 
 
 def queue_name(pod: Mapping[str, Any]) -> str | None:
-    labels = _labels(pod)
+    labels = labels_of(pod)
     return _first(
-        labels.get(LABEL_QUEUE), _annotations(pod).get(ANNOTATION_QUEUE), labels.get(LABEL_QUEUE_PLAIN)
+        labels.get(LABEL_QUEUE), annotations_of(pod).get(ANNOTATION_QUEUE), labels.get(LABEL_QUEUE_PLAIN)
     )
 
 
 def user_info(pod: Mapping[str, Any]) -> UserGroup:
-    raw = _annotations(pod).get(ANNOTATION_USER_INFO)
+    raw = annotations_of(pod).get(ANNOTATION_USER_INFO)
     if raw is None:
         return UserGroup()
     where = f"pod {object_name(pod)} annotation {ANNOTATION_USER_INFO}"
@@ -253,9 +156,9 @@ def _namespace_resource(annotations: Mapping[str, Any], key: str, where: str) ->
 def _namespace_read(namespace: Mapping[str, Any] | None) -> tuple[dict[str, str], list[str]]:
     if not namespace:
         return {}, []
-    name = str(_meta(namespace).get("name", ""))
+    name = str(meta_of(namespace).get("name", ""))
     where = f"namespace {name}"
-    annotations = _annotations(namespace)
+    annotations = annotations_of(namespace)
     tags: dict[str, str] = {TAG_NAMESPACE: name}
     problems: list[str] = []
     parent = annotations.get(ANNOTATION_PARENT_QUEUE)
@@ -309,71 +212,6 @@ def namespace_problems(namespace: Mapping[str, Any] | None) -> list[str]:
     return _namespace_read(namespace)[1]
 
 
-# --- constraints ----------------------------------------------------------------------------
-
-
-def _term(raw: Mapping[str, Any]) -> NodeSelectorTerm:
-    reqs: list[NodeSelectorRequirement] = []
-    for kind, is_field in (("matchExpressions", False), ("matchFields", True)):
-        for expr in _list(raw, kind):
-            reqs.append(
-                NodeSelectorRequirement(
-                    key=str(expr.get("key", "")),
-                    operator=str(expr.get("operator", "")),
-                    values=tuple(str(v) for v in expr.get("values") or ()),
-                    field=is_field,
-                )
-            )
-    return NodeSelectorTerm(requirements=tuple(reqs))
-
-
-def _topology(term: Mapping[str, Any]) -> str:
-    key = str(term.get("topologyKey", ""))
-    return key.rsplit("/", 1)[-1] or "?"
-
-
-def pod_constraints(pod: Mapping[str, Any]) -> NodeConstraints:
-    spec = _map(pod, "spec")
-    affinity = _map(spec, "affinity")
-    node_aff = _map(affinity, "nodeAffinity")
-    required = _map(node_aff, "requiredDuringSchedulingIgnoredDuringExecution")
-    terms = tuple(_term(t) for t in _list(required, "nodeSelectorTerms") if isinstance(t, Mapping))
-    tolerations = tuple(
-        Toleration(
-            key=str(t.get("key") or ""),
-            operator=str(t.get("operator") or "Equal"),
-            value=str(t.get("value") or ""),
-            effect=str(t.get("effect") or ""),
-        )
-        for t in _list(spec, "tolerations")
-        if isinstance(t, Mapping)
-    )
-    unsupported_required: list[str] = []
-    unsupported_preferred: list[str] = []
-    if _list(node_aff, "preferredDuringSchedulingIgnoredDuringExecution"):
-        unsupported_preferred.append("preferred node affinity")
-    for kind, text in (("podAffinity", "pod affinity"), ("podAntiAffinity", "pod anti-affinity")):
-        block = _map(affinity, kind)
-        for term in _list(block, "requiredDuringSchedulingIgnoredDuringExecution"):
-            unsupported_required.append(f"{text} on {_topology(term)}")
-        for term in _list(block, "preferredDuringSchedulingIgnoredDuringExecution"):
-            unsupported_preferred.append(f"preferred {text} on {_topology(_map(term, 'podAffinityTerm'))}")
-    for spread in _list(spec, "topologySpreadConstraints"):
-        text = f"topology spread on {_topology(spread)}"
-        if spread.get("whenUnsatisfiable", "DoNotSchedule") == "ScheduleAnyway":
-            unsupported_preferred.append(text)
-        else:
-            unsupported_required.append(text)
-    selector = _map(spec, "nodeSelector")
-    return NodeConstraints(
-        node_selector=tuple(sorted((str(k), str(v)) for k, v in selector.items())),
-        required_terms=terms,
-        tolerations=tolerations,
-        unsupported_required=tuple(unsupported_required),
-        unsupported_preferred=tuple(unsupported_preferred),
-    )
-
-
 # --- pods -----------------------------------------------------------------------------------
 
 
@@ -391,7 +229,7 @@ def _timestamp(value: Any, where: str) -> float:
 
 
 def _priority(pod: Mapping[str, Any]) -> int:
-    value = _map(pod, "spec").get("priority")
+    value = map_at(pod, "spec").get("priority")
     if value is None:
         return 0
     if isinstance(value, bool) or not isinstance(value, int):
@@ -400,7 +238,7 @@ def _priority(pod: Mapping[str, Any]) -> int:
 
 
 def pod_key(pod: Mapping[str, Any]) -> str:
-    uid = _meta(pod).get("uid")
+    uid = meta_of(pod).get("uid")
     return str(uid) if uid else object_name(pod)
 
 
@@ -408,7 +246,7 @@ def pod_to_ask(
     pod: Mapping[str, Any], namespace: Mapping[str, Any] | None, scheduler_name: str = "herder"
 ) -> Ask:
     """A pending Herder pod; unreadable parts go into `problems` so the pod stays pending with a reason."""
-    meta, labels = _meta(pod), _labels(pod)
+    meta, labels = meta_of(pod), labels_of(pod)
     name = object_name(pod)
     problems: list[str] = []
     tags, ns_problems = _namespace_read(namespace)
@@ -453,11 +291,11 @@ def pod_to_ask(
 
 
 def pod_is_finished(pod: Mapping[str, Any]) -> bool:
-    return _map(pod, "status").get("phase") in ("Succeeded", "Failed")
+    return map_at(pod, "status").get("phase") in ("Succeeded", "Failed")
 
 
 def pod_node(pod: Mapping[str, Any]) -> str | None:
-    node = _map(pod, "spec").get("nodeName")
+    node = map_at(pod, "spec").get("nodeName")
     return str(node) if node else None
 
 
@@ -469,14 +307,14 @@ def pod_to_allocation(
     name = object_name(pod)
     if node is None:
         raise ConversionError(f"pod {name} spec.nodeName: the pod is not bound to a node")
-    started_raw = _map(pod, "status").get("startTime")
+    started_raw = map_at(pod, "status").get("startTime")
     if is_herder_pod(pod, scheduler_name):
         ask = pod_to_ask(pod, namespace, scheduler_name)
         started = _timestamp(started_raw, f"pod {name} status.startTime") if started_raw else ask.created
         return Allocation.for_ask(ask, node, started)
-    owners = _list(pod, "metadata", "ownerReferences")
+    owners = list_at(pod, "metadata", "ownerReferences")
     static = any(isinstance(o, Mapping) and o.get("kind") == "Node" for o in owners)
-    created = _timestamp(_meta(pod).get("creationTimestamp"), f"pod {name} metadata.creationTimestamp")
+    created = _timestamp(meta_of(pod).get("creationTimestamp"), f"pod {name} metadata.creationTimestamp")
     started = _timestamp(started_raw, f"pod {name} status.startTime") if started_raw else created
     return Allocation(
         key=pod_key(pod),
@@ -494,10 +332,10 @@ def pod_to_allocation(
 
 
 def node_to_info(node: Mapping[str, Any]) -> NodeInfo:
-    name = str(_meta(node).get("name", ""))
+    name = str(meta_of(node).get("name", ""))
     try:
         capacity = resource_from_kubernetes(
-            _map(node, "status", "allocatable"), f"node {name} status.allocatable"
+            map_at(node, "status", "allocatable"), f"node {name} status.allocatable"
         )
     except QuantityError as err:
         raise ConversionError(str(err)) from None
@@ -507,30 +345,30 @@ def node_to_info(node: Mapping[str, Any]) -> NodeInfo:
             value=str(t.get("value") or ""),
             effect=str(t.get("effect") or "NoSchedule"),
         )
-        for t in _list(node, "spec", "taints")
+        for t in list_at(node, "spec", "taints")
         if isinstance(t, Mapping)
     )
-    conditions = [c for c in _list(node, "status", "conditions") if isinstance(c, Mapping)]
+    conditions = [c for c in list_at(node, "status", "conditions") if isinstance(c, Mapping)]
     ready_conditions = [c for c in conditions if c.get("type") == "Ready"]
     ready = all(c.get("status") == "True" for c in ready_conditions)
     return NodeInfo(
         node_id=name,
         capacity=capacity,
-        labels={str(k): str(v) for k, v in _labels(node).items()},
+        labels={str(k): str(v) for k, v in labels_of(node).items()},
         taints=taints,
-        schedulable=not _map(node, "spec").get("unschedulable", False),
+        schedulable=not map_at(node, "spec").get("unschedulable", False),
         ready=ready,
     )
 
 
 def quota_to_spec(eq: Mapping[str, Any]) -> ElasticQuotaSpec:
     """An ElasticQuota object with Koordinator's labels and annotations."""
-    meta, labels, annotations = _meta(eq), _labels(eq), _annotations(eq)
+    meta, labels, annotations = meta_of(eq), labels_of(eq), annotations_of(eq)
     where = f"ElasticQuota {object_name(eq)}"
-    spec = _map(eq, "spec")
+    spec = map_at(eq, "spec")
     try:
-        minimum = resource_from_kubernetes(_map(spec, "min"), f"{where} spec.min")
-        maximum = resource_from_kubernetes(_map(spec, "max"), f"{where} spec.max")
+        minimum = resource_from_kubernetes(map_at(spec, "min"), f"{where} spec.min")
+        maximum = resource_from_kubernetes(map_at(spec, "max"), f"{where} spec.max")
     except QuantityError as err:
         raise ConversionError(str(err)) from None
     shared: Resource | None = None

@@ -1,0 +1,181 @@
+"""Reading a pod spec: how much a pod occupies on its node and where it may run.
+
+Also the shared helpers for reading Kubernetes objects as plain dicts and the ConversionError
+every conversion raises; shim/convert.py re-exports what callers use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from core.objects.constraints import NodeConstraints, NodeSelectorRequirement, NodeSelectorTerm, Toleration
+from core.resources import QuantityError, Resource, resource_from_kubernetes
+
+PODS = "pods"
+
+
+class ConversionError(ValueError):
+    """A Kubernetes object Herder cannot read; the message names the object and the field."""
+
+
+def map_at(obj: Mapping[str, Any] | None, *path: str) -> Mapping[str, Any]:
+    cur: Any = obj or {}
+    for key in path:
+        cur = cur.get(key) if isinstance(cur, Mapping) else None
+        if cur is None:
+            return {}
+    return cur if isinstance(cur, Mapping) else {}
+
+
+def list_at(obj: Mapping[str, Any], *path: str) -> list[Any]:
+    parent = map_at(obj, *path[:-1])
+    value = parent.get(path[-1])
+    return list(value) if isinstance(value, Sequence) and not isinstance(value, str) else []
+
+
+def meta_of(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return map_at(obj, "metadata")
+
+
+def labels_of(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return map_at(obj, "metadata", "labels")
+
+
+def annotations_of(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return map_at(obj, "metadata", "annotations")
+
+
+def object_name(obj: Mapping[str, Any] | None) -> str:
+    """`<namespace>/<name>` (or just the name for cluster-scoped objects)."""
+    meta = meta_of(obj)
+    ns, name = meta.get("namespace", ""), meta.get("name", "")
+    return f"{ns}/{name}" if ns else str(name)
+
+
+# --- pod size -------------------------------------------------------------------------------
+
+
+def _requests(pod: Mapping[str, Any], container: Mapping[str, Any], kind: str) -> Resource:
+    where = f"pod {object_name(pod)} {kind} {container.get('name', '?')!r} requests"
+    try:
+        return resource_from_kubernetes(map_at(container, "resources", "requests"), where)
+    except QuantityError as err:
+        raise ConversionError(str(err)) from None
+
+
+def _add(a: Mapping[str, int], b: Mapping[str, int]) -> dict[str, int]:
+    out = dict(a)
+    for key, value in b.items():
+        out[key] = out.get(key, 0) + value
+    return out
+
+
+def _max(a: Mapping[str, int], b: Mapping[str, int]) -> dict[str, int]:
+    out = dict(a)
+    for key, value in b.items():
+        out[key] = max(out.get(key, 0), value)
+    return out
+
+
+def pod_resource(pod: Mapping[str, Any]) -> Resource:
+    """What a pod occupies on its node (DESIGN "Queues and placement", pod size).
+
+    Containers' requests summed; per resource the larger of that plus all sidecars (init
+    containers with restartPolicy Always) and each init container's requests plus the sidecars
+    started before it; pod-level requests replace what they name; plus overhead and `pods: 1`.
+    """
+    spec = map_at(pod, "spec")
+    total: dict[str, int] = {}
+    for container in list_at(spec, "containers"):
+        total = _add(total, _requests(pod, container, "container"))
+    sidecars: dict[str, int] = {}
+    init_peak: dict[str, int] = {}
+    for container in list_at(spec, "initContainers"):
+        req = _requests(pod, container, "init container")
+        if container.get("restartPolicy") == "Always":
+            sidecars = _add(sidecars, req)
+            init_peak = _max(init_peak, sidecars)
+        else:
+            init_peak = _max(init_peak, _add(req, sidecars))
+    total = _max(_add(total, sidecars), init_peak)
+    pod_level = map_at(spec, "resources", "requests")
+    if pod_level:
+        try:
+            total.update(
+                resource_from_kubernetes(pod_level, f"pod {object_name(pod)} spec.resources.requests")
+            )
+        except QuantityError as err:
+            raise ConversionError(str(err)) from None
+    try:
+        overhead = resource_from_kubernetes(map_at(spec, "overhead"), f"pod {object_name(pod)} spec.overhead")
+    except QuantityError as err:
+        raise ConversionError(str(err)) from None
+    total = _add(total, overhead)
+    total[PODS] = 1
+    return Resource(total)
+
+
+# --- constraints ----------------------------------------------------------------------------
+
+
+def _term(raw: Mapping[str, Any]) -> NodeSelectorTerm:
+    reqs: list[NodeSelectorRequirement] = []
+    for kind, is_field in (("matchExpressions", False), ("matchFields", True)):
+        for expr in list_at(raw, kind):
+            reqs.append(
+                NodeSelectorRequirement(
+                    key=str(expr.get("key", "")),
+                    operator=str(expr.get("operator", "")),
+                    values=tuple(str(v) for v in expr.get("values") or ()),
+                    field=is_field,
+                )
+            )
+    return NodeSelectorTerm(requirements=tuple(reqs))
+
+
+def _topology(term: Mapping[str, Any]) -> str:
+    key = str(term.get("topologyKey", ""))
+    return key.rsplit("/", 1)[-1] or "?"
+
+
+def pod_constraints(pod: Mapping[str, Any]) -> NodeConstraints:
+    spec = map_at(pod, "spec")
+    affinity = map_at(spec, "affinity")
+    node_aff = map_at(affinity, "nodeAffinity")
+    required = map_at(node_aff, "requiredDuringSchedulingIgnoredDuringExecution")
+    terms = tuple(_term(t) for t in list_at(required, "nodeSelectorTerms") if isinstance(t, Mapping))
+    tolerations = tuple(
+        Toleration(
+            key=str(t.get("key") or ""),
+            operator=str(t.get("operator") or "Equal"),
+            value=str(t.get("value") or ""),
+            effect=str(t.get("effect") or ""),
+        )
+        for t in list_at(spec, "tolerations")
+        if isinstance(t, Mapping)
+    )
+    unsupported_required: list[str] = []
+    unsupported_preferred: list[str] = []
+    if list_at(node_aff, "preferredDuringSchedulingIgnoredDuringExecution"):
+        unsupported_preferred.append("preferred node affinity")
+    for kind, text in (("podAffinity", "pod affinity"), ("podAntiAffinity", "pod anti-affinity")):
+        block = map_at(affinity, kind)
+        for term in list_at(block, "requiredDuringSchedulingIgnoredDuringExecution"):
+            unsupported_required.append(f"{text} on {_topology(term)}")
+        for term in list_at(block, "preferredDuringSchedulingIgnoredDuringExecution"):
+            unsupported_preferred.append(f"preferred {text} on {_topology(map_at(term, 'podAffinityTerm'))}")
+    for spread in list_at(spec, "topologySpreadConstraints"):
+        text = f"topology spread on {_topology(spread)}"
+        if spread.get("whenUnsatisfiable", "DoNotSchedule") == "ScheduleAnyway":
+            unsupported_preferred.append(text)
+        else:
+            unsupported_required.append(text)
+    selector = map_at(spec, "nodeSelector")
+    return NodeConstraints(
+        node_selector=tuple(sorted((str(k), str(v)) for k, v in selector.items())),
+        required_terms=terms,
+        tolerations=tolerations,
+        unsupported_required=tuple(unsupported_required),
+        unsupported_preferred=tuple(unsupported_preferred),
+    )
