@@ -19,5 +19,8 @@ SHIM_API_CALLS: frozenset[tuple[str, str, str, str]] = frozenset(
     | {("scheduling.sigs.k8s.io", "elasticquotas", verb, CLUSTER) for verb in (*_READ, "patch")}
     | {("scheduling.sigs.k8s.io", "elasticquotas/status", "patch", CLUSTER)}
     | {("", "configmaps", verb, OWN_NAMESPACE) for verb in _READ}
-    | {("coordination.k8s.io", "leases", verb, OWN_NAMESPACE) for verb in ("get", "create", "update", "patch")}
+    | {
+        ("coordination.k8s.io", "leases", verb, OWN_NAMESPACE)
+        for verb in ("get", "create", "update", "patch")
+    }
 )

@@ -1,0 +1,139 @@
+"""Binding placed pods to their nodes: concurrent, retried on transient errors, at most once per pod.
+
+The core's bind() callback only queues the work here; a pool of workers posts the pods/binding
+subresource. A 5xx, 429 or timeout is retried with exponential backoff; a pod that is gone (404)
+or already bound (409) is handed back to the core with `release`, which rolls back every tracker.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+log = logging.getLogger("herder.binder")
+
+RETRY = "retry"
+GONE = "gone"
+FAILED = "failed"
+
+PostBinding = Callable[[str, str, str], None]
+"""post_binding(namespace, pod_name, node_name); raises on an API error."""
+
+Locate = Callable[[str], "tuple[str, str] | None"]
+"""locate(pod_key) -> (namespace, name), or None when the pod is no longer known."""
+
+
+@dataclass(frozen=True, slots=True)
+class BindPolicy:
+    workers: int = 8
+    attempts: int = 5
+    first_backoff: float = 0.1
+    max_backoff: float = 2.0
+
+
+def classify(error: BaseException) -> str:
+    """Whether an API error is worth retrying, means the pod is gone/bound, or is final.
+
+    An error without an HTTP status is a network failure or timeout, so it is retried.
+    """
+    status = getattr(error, "status", None)
+    if status in (404, 409):
+        return GONE
+    if isinstance(status, int) and (status >= 500 or status == 429):
+        return RETRY
+    if not status and not isinstance(error, (ValueError, TypeError)):
+        return RETRY
+    return FAILED
+
+
+class Binder:
+    def __init__(
+        self,
+        post_binding: PostBinding,
+        locate: Locate,
+        release: Callable[[str], None],
+        policy: BindPolicy = BindPolicy(),
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._post = post_binding
+        self._locate = locate
+        self._release = release
+        self._policy = policy
+        self._sleep = sleep
+        self._pool = ThreadPoolExecutor(max_workers=policy.workers, thread_name_prefix="herder-bind")
+        self._lock = threading.Lock()
+        self._claimed: set[str] = set()
+        self._futures: set[Future[None]] = set()
+
+    def submit(self, key: str, node: str) -> bool:
+        """Queue one binding; False when this pod was already queued or bound (never bind twice)."""
+        with self._lock:
+            if key in self._claimed:
+                return False
+            self._claimed.add(key)
+            future = self._pool.submit(self._bind, key, node)
+            self._futures.add(future)
+        future.add_done_callback(self._forget)
+        return True
+
+    def forget(self, key: str) -> None:
+        """The pod was deleted: a later pod with the same key may be bound again."""
+        with self._lock:
+            self._claimed.discard(key)
+
+    def _forget(self, future: Future[None]) -> None:
+        with self._lock:
+            self._futures.discard(future)
+
+    def in_flight(self) -> int:
+        with self._lock:
+            return len(self._futures)
+
+    def shutdown(self, timeout: float | None = None) -> None:
+        """Stop taking work and wait for in-flight binds to finish (clean SIGTERM)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._lock:
+            pending = list(self._futures)
+        for future in pending:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            future.exception(timeout=remaining)
+        self._pool.shutdown(wait=True)
+
+    def _bind(self, key: str, node: str) -> None:
+        backoff = self._policy.first_backoff
+        for attempt in range(1, self._policy.attempts + 1):
+            where = self._locate(key)
+            if where is None:
+                log.info("pod %s vanished before binding to %s; releasing", key, node)
+                self._give_back(key)
+                return
+            namespace, name = where
+            try:
+                self._post(namespace, name, node)
+            except Exception as error:
+                verdict = classify(error)
+                if verdict == RETRY and attempt < self._policy.attempts:
+                    log.warning(
+                        "binding %s/%s to %s failed (%s); retry %d",
+                        namespace,
+                        name,
+                        node,
+                        error,
+                        attempt,
+                    )
+                    self._sleep(backoff)
+                    backoff = min(backoff * 2, self._policy.max_backoff)
+                    continue
+                log.warning("binding %s/%s to %s given up (%s): %s", namespace, name, node, verdict, error)
+                self._give_back(key)
+                return
+            log.debug("bound %s/%s to %s", namespace, name, node)
+            return
+
+    def _give_back(self, key: str) -> None:
+        self.forget(key)
+        self._release(key)
