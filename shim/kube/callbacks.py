@@ -1,0 +1,37 @@
+"""The core's callbacks in the operator: queue binds, evictions and events, never block the cycle."""
+
+from __future__ import annotations
+
+import logging
+import queue
+
+from core.events import SchedulingEvent
+from core.objects.ask import Allocation
+from shim.kube.binder import Binder
+from shim.kube.evictor import Evictor
+
+log = logging.getLogger("herder.operator")
+
+
+class ShimCallbacks:
+    """Implements core.callbacks.Callbacks; events wait in `events` for the Kubernetes Event writer."""
+
+    def __init__(self, binder: Binder, evictor: Evictor, event_backlog: int = 10_000) -> None:
+        self._binder = binder
+        self._evictor = evictor
+        self.events: queue.Queue[SchedulingEvent] = queue.Queue(maxsize=event_backlog)
+        self.events_dropped = 0
+
+    def bind(self, allocation: Allocation) -> None:
+        if not self._binder.submit(allocation.key, allocation.node_id):
+            log.warning("pod %s already being bound; second binding refused", allocation.display_name)
+
+    def evict(self, allocation: Allocation, reason: str) -> None:
+        self._evictor.submit(allocation.key, reason)
+
+    def report(self, event: SchedulingEvent) -> None:
+        try:
+            self.events.put_nowait(event)
+        except queue.Full:
+            # A slow API server must not stall scheduling: Events are best effort.
+            self.events_dropped += 1
