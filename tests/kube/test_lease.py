@@ -1,0 +1,88 @@
+"""At most one instance leads; a standby takes over an expired or released Lease."""
+
+from __future__ import annotations
+
+import threading
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from shim.kube.lease import LeaderElector, LeaseRecord
+
+
+class VersionedLease:
+    """One Lease with the API server's optimistic concurrency on resourceVersion."""
+
+    def __init__(self) -> None:
+        self.record: LeaseRecord | None = None
+        self.version = 0
+        self._lock = threading.Lock()
+
+    def read(self) -> tuple[LeaseRecord, str] | None:
+        with self._lock:
+            return None if self.record is None else (self.record, str(self.version))
+
+    def create(self, record: LeaseRecord) -> bool:
+        with self._lock:
+            if self.record is not None:
+                return False
+            self.record, self.version = record, self.version + 1
+            return True
+
+    def replace(self, record: LeaseRecord, version: str) -> bool:
+        with self._lock:
+            if str(self.version) != version:
+                return False
+            self.record, self.version = record, self.version + 1
+            return True
+
+
+def test_first_instance_leads_and_the_other_stands_by() -> None:
+    lease = VersionedLease()
+    a, b = LeaderElector(lease, "a", 10), LeaderElector(lease, "b", 10)
+    assert a.tick(0.0)
+    assert not b.tick(1.0)
+    assert a.tick(5.0)
+    assert not b.tick(14.0)
+
+
+def test_standby_takes_over_when_the_leader_stops_renewing() -> None:
+    lease = VersionedLease()
+    a, b = LeaderElector(lease, "a", 10), LeaderElector(lease, "b", 10)
+    a.tick(0.0)
+    assert b.tick(10.5)
+    assert lease.record is not None and lease.record.transitions == 1
+    assert not a.tick(11.0)
+
+
+def test_released_lease_is_taken_at_once() -> None:
+    lease = VersionedLease()
+    a, b = LeaderElector(lease, "a", 10), LeaderElector(lease, "b", 10)
+    a.tick(0.0)
+    a.release(1.0)
+    assert not a.is_leader
+    assert b.tick(1.5)
+
+
+def test_racing_for_an_expired_lease_only_one_wins() -> None:
+    lease = VersionedLease()
+    LeaderElector(lease, "old", 10).tick(0.0)
+    racers = [LeaderElector(lease, f"r{i}", 10) for i in range(8)]
+    stale = lease.read()
+    assert stale is not None
+    wins = [r for r in racers if lease.replace(LeaseRecord(r.identity, 20.0, 10), stale[1])]
+    assert len(wins) == 1
+
+
+@given(st.lists(st.tuples(st.sampled_from("abc"), st.floats(0, 5)), max_size=40))
+def test_never_two_leaders_within_one_lease_duration(steps: list[tuple[str, float]]) -> None:
+    lease = VersionedLease()
+    electors = {name: LeaderElector(lease, name, 10) for name in "abc"}
+    last_win: dict[str, float] = {}
+    now = 0.0
+    for name, gap in steps:
+        now += gap
+        if electors[name].tick(now):
+            last_win[name] = now
+        believing = [n for n, e in electors.items() if e.is_leader and now - last_win[n] <= 10]
+        assert len(believing) <= 1
