@@ -1,0 +1,332 @@
+"""The elastic quota manager the scheduler owns: quota tree, pods' requests and usage, admission,
+recycling and in-quota preemption behind one lock."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from core.config.settings import Settings
+from core.elastic.shares import QuotaTree
+from core.elastic.spec import DEFAULT_QUOTA, ROOT_QUOTA, SYSTEM_QUOTA, ElasticQuotaSpec
+from core.elastic.validation import validate_pod_labels, validate_quota_change, validate_quota_deletion
+from core.elastic.victims import NodeSlot, PreemptionPlan, RunningPod, plan_preemption, recycle_cut
+from core.resources import Resource, format_amount
+
+__all__ = [
+    "ElasticQuotaManager",
+    "NodeSlot",
+    "PreemptionPlan",
+    "QuotaStatus",
+    "QuotaValidationError",
+    "RunningPod",
+    "Victim",
+]
+
+REFUSAL_COOLDOWN = 30.0  # seconds a pod whose eviction a PDB refused is passed over
+
+
+class QuotaValidationError(ValueError):
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaStatus:
+    runtime: Resource
+    request: Resource
+    used: Resource
+    min: Resource
+    max: Resource
+
+
+@dataclass(frozen=True, slots=True)
+class Victim:
+    key: str
+    quota: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Pod:
+    quota: str
+    resource: Resource
+    preemptible: bool
+
+
+class ElasticQuotaManager:
+    def __init__(self, settings: Settings | None = None) -> None:
+        self._lock = threading.RLock()
+        self._settings = settings or Settings()
+        self._specs: dict[str, ElasticQuotaSpec] = {}
+        self._tree = QuotaTree(self._settings.min_scaling)
+        self._requests: dict[str, _Pod] = {}
+        self._running: dict[str, tuple[_Pod, RunningPod]] = {}
+        self._total = Resource()
+        self._foreign = Resource()
+        self._over_since: dict[str, float] = {}
+        self._refused: dict[str, float] = {}
+
+    # -- configuration ------------------------------------------------------------------
+    def update_settings(self, settings: Settings) -> None:
+        with self._lock:
+            self._settings = settings
+            if self._tree.min_scaling != settings.min_scaling:
+                self._tree.min_scaling = settings.min_scaling
+                self._tree.recompute_all()
+
+    def _pods_by_quota(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for pod in self._requests.values():
+            counts[pod.quota] = counts.get(pod.quota, 0) + 1
+        return counts
+
+    def update_quota(self, spec: ElasticQuotaSpec) -> None:
+        with self._lock:
+            problems = validate_quota_change(self._specs, spec, self._pods_by_quota())
+            if problems:
+                raise QuotaValidationError(problems)
+            self._specs[spec.name] = spec
+            self._tree.rebuild(self._specs.values())
+
+    def remove_quota(self, name: str) -> None:
+        with self._lock:
+            problems = validate_quota_deletion(self._specs, name, self._pods_by_quota())
+            if problems:
+                raise QuotaValidationError(problems)
+            self._specs.pop(name, None)
+            self._tree.rebuild(self._specs.values())
+
+    # -- membership ---------------------------------------------------------------------
+    def resolve(self, namespace: str, label: str | None) -> str:
+        with self._lock:
+            if namespace in self._settings.system_namespaces:
+                return SYSTEM_QUOTA
+            if label:
+                return label if label in self._specs else DEFAULT_QUOTA
+            here = [s.name for s in self._specs.values() if s.namespace == namespace and not s.is_parent]
+            if namespace in here:
+                return namespace
+            return here[0] if len(here) == 1 else DEFAULT_QUOTA
+
+    def pod_problem(self, namespace: str, label: str | None) -> str | None:
+        with self._lock:
+            if namespace in self._settings.system_namespaces:
+                return None
+            problems = validate_pod_labels(self._specs, label, None, True)
+            return problems[0] if problems else None
+
+    # -- inputs -------------------------------------------------------------------------
+    def set_cluster_total(self, total: Resource) -> None:
+        with self._lock:
+            self._total = total
+            self._refresh_pool()
+
+    def set_foreign_used(self, used: Resource) -> None:
+        with self._lock:
+            self._foreign = used
+            self._refresh_pool()
+
+    def _refresh_pool(self) -> None:
+        taken = self._foreign
+        for pod, _ in self._running.values():
+            if pod.quota in (SYSTEM_QUOTA, DEFAULT_QUOTA):
+                taken = taken + pod.resource
+        self._tree.set_pool((self._total - taken).clamp_non_negative().to_dict())
+
+    def _in_tree(self, quota: str) -> bool:
+        return quota in self._specs
+
+    def add_request(self, key: str, quota: str, resource: Resource, preemptible: bool) -> None:
+        with self._lock:
+            if key in self._requests:
+                self.remove_request(key)
+            self._requests[key] = _Pod(quota, resource, preemptible)
+            if self._in_tree(quota):
+                self._tree.add_pod_request(quota, resource, 1)
+
+    def remove_request(self, key: str) -> None:
+        with self._lock:
+            pod = self._requests.pop(key, None)
+            if pod is not None and self._in_tree(pod.quota):
+                self._tree.add_pod_request(pod.quota, pod.resource, -1)
+
+    def allocate(
+        self, key: str, quota: str, resource: Resource, preemptible: bool, priority: int, start_time: float
+    ) -> None:
+        with self._lock:
+            pod = _Pod(quota, resource, preemptible)
+            self._running[key] = (pod, RunningPod(key, resource, priority, start_time, preemptible))
+            if quota in (SYSTEM_QUOTA, DEFAULT_QUOTA):
+                self._refresh_pool()
+
+    def release(self, key: str) -> None:
+        with self._lock:
+            entry = self._running.pop(key, None)
+            self._refused.pop(key, None)
+            if entry is not None and entry[0].quota in (SYSTEM_QUOTA, DEFAULT_QUOTA):
+                self._refresh_pool()
+
+    # -- reading ------------------------------------------------------------------------
+    def _max(self, quota: str) -> Resource:
+        if quota == DEFAULT_QUOTA:
+            return self._settings.default_max or Resource()
+        spec = self._specs.get(quota)
+        return spec.max if spec else Resource()
+
+    def runtime(self, name: str) -> Resource:
+        with self._lock:
+            if name in (SYSTEM_QUOTA, DEFAULT_QUOTA):
+                return self._max(name)
+            node = self._tree.nodes.get(name)
+            return Resource(node.runtime) if node else Resource()
+
+    def _used(self, quota: str, only_non_preemptible: bool = False) -> Resource:
+        used = Resource()
+        for pod, _ in self._running.values():
+            if pod.quota == quota and not (only_non_preemptible and pod.preemptible):
+                used = used + pod.resource
+        return used
+
+    def _subtree_used(self, name: str) -> Resource:
+        node = self._tree.nodes[name]
+        used = self._used(name)
+        for child in node.children:
+            used = used + self._subtree_used(child)
+        return used
+
+    def check_admission(self, quota: str, resource: Resource, preemptible: bool) -> str | None:
+        with self._lock:
+            spec = self._specs.get(quota)
+            if spec is not None and spec.is_parent:
+                return f"quota {quota} is a parent quota; pods belong to its leaves"
+            keys = list(self._max(quota))
+            used = self._used(quota).masked(keys)
+            runtime = self.runtime(quota)
+            for key in sorted(keys):
+                asked = resource.get_value(key)
+                if asked and used.get_value(key) + asked > runtime.get_value(key):
+                    bounds = ""
+                    if spec is not None:
+                        bounds = (
+                            f" (min {format_amount(key, spec.min.get_value(key))},"
+                            f" max {format_amount(key, spec.max.get_value(key))})"
+                        )
+                    return (
+                        f"quota {quota} would exceed its runtime: {key} {format_amount(key, used[key])} used"
+                        f" + {format_amount(key, asked)} asked > {format_amount(key, runtime.get_value(key))}"
+                        f" runtime{bounds}"
+                    )
+            if not preemptible and spec is not None:
+                fixed = self._used(quota, only_non_preemptible=True)
+                for key in sorted(keys):
+                    asked = resource.get_value(key)
+                    if asked and fixed.get_value(key) + asked > spec.min.get_value(key):
+                        return (
+                            f"quota {quota}: non-preemptible pods may use only its min: {key}"
+                            f" {format_amount(key, fixed.get_value(key))} used + {format_amount(key, asked)}"
+                            f" asked > {format_amount(key, spec.min.get_value(key))} min"
+                        )
+            return None
+
+    def status(self) -> dict[str, QuotaStatus]:
+        with self._lock:
+            result = {}
+            for name in [*sorted(self._specs), SYSTEM_QUOTA, DEFAULT_QUOTA]:
+                spec = self._specs.get(name)
+                node = self._tree.nodes.get(name)
+                used = self._subtree_used(name) if node else self._used(name)
+                request = Resource(node.request) if node else self._request_sum(name)
+                keys = list(self._max(name))
+                result[name] = QuotaStatus(
+                    runtime=self.runtime(name),
+                    request=request.masked(keys) if keys else request,
+                    used=used.masked(keys) if keys else used,
+                    min=spec.min if spec else Resource(),
+                    max=self._max(name),
+                )
+            return result
+
+    def _request_sum(self, quota: str) -> Resource:
+        total = Resource()
+        for pod in self._requests.values():
+            if pod.quota == quota:
+                total = total + pod.resource
+        return total
+
+    def documents(self) -> list[dict[str, object]]:
+        with self._lock:
+            statuses = self.status()
+
+            def document(name: str) -> dict[str, object]:
+                spec = self._specs.get(name, ElasticQuotaSpec(name))
+                status = statuses[name]
+                node = self._tree.nodes.get(name)
+                weight = spec.shared_weight if spec.shared_weight is not None else spec.max
+                return {
+                    "name": name,
+                    "namespace": spec.namespace,
+                    "parent": spec.parent,
+                    "isParent": spec.is_parent,
+                    "min": spec.min.to_dict(),
+                    "max": status.max.to_dict(),
+                    "sharedWeight": weight.to_dict(),
+                    "allowLentResource": spec.allow_lent_resource,
+                    "request": status.request.to_dict(),
+                    "used": status.used.to_dict(),
+                    "runtime": status.runtime.to_dict(),
+                    "children": [document(c) for c in (node.children if node else [])],
+                }
+
+            top = self._tree.nodes[ROOT_QUOTA].children
+            return [document(name) for name in top] + [document(SYSTEM_QUOTA), document(DEFAULT_QUOTA)]
+
+    # -- taking back --------------------------------------------------------------------
+    def recycle(self, now: float) -> list[Victim]:
+        with self._lock:
+            if not self._settings.recycle_enabled:
+                return []
+            victims: list[Victim] = []
+            for name in sorted(self._specs):
+                if self._specs[name].is_parent:
+                    continue
+                runtime = self.runtime(name)
+                used = self._used(name)
+                over = [k for k in runtime if used.get_value(k) > runtime[k]]
+                if not over:
+                    self._over_since.pop(name, None)
+                    continue
+                since = self._over_since.setdefault(name, now)
+                if now - since < self._settings.recycle_delay:
+                    continue
+                pods = [
+                    running
+                    for key, (pod, running) in self._running.items()
+                    if pod.quota == name
+                    and now - self._refused.get(key, -REFUSAL_COOLDOWN) >= REFUSAL_COOLDOWN
+                ]
+                summary = ", ".join(
+                    f"{k} {format_amount(k, used[k])} used > {format_amount(k, runtime[k])} runtime"
+                    for k in over
+                )
+                for pod in recycle_cut(used, runtime, pods):
+                    victims.append(Victim(pod.key, name, f"quota {name} above its runtime: {summary}"))
+            return victims
+
+    def _recently_refused(self, key: str, now: float) -> bool:
+        return key in self._refused and now - self._refused[key] < REFUSAL_COOLDOWN
+
+    def eviction_refused(self, key: str, now: float) -> None:
+        with self._lock:
+            self._refused[key] = now
+
+    def preemption_plan(
+        self, quota: str, resource: Resource, priority: int, nodes: Mapping[str, NodeSlot]
+    ) -> PreemptionPlan | None:
+        with self._lock:
+            if quota not in self._specs:
+                return None
+            runtime = self.runtime(quota)
+            return plan_preemption(self._used(quota), runtime, resource, priority, nodes)

@@ -1,0 +1,193 @@
+"""Runtime of elastic quotas: the DESIGN.md algorithm over a quota tree, per resource key.
+
+Bottom-up a quota's request is its pods' requests (a parent's: the sum of its children's requests
+capped at their max; a non-lending quota requests at least its min). Top-down each parent's runtime
+is shared among its children: first min(request, min), then the rest by shared weight with exact
+largest-remainder integer shares, capped at request, surplus re-shared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from core.elastic.spec import ROOT_QUOTA, ElasticQuotaSpec
+from core.resources import Resource
+
+
+@dataclass(slots=True)
+class QuotaNode:
+    """One quota in the tree with its computed request and runtime (mutable bookkeeping)."""
+
+    spec: ElasticQuotaSpec
+    children: list[str] = field(default_factory=list)
+    pods: dict[str, int] = field(default_factory=dict)  # own pods' summed request per key
+    request: dict[str, int] = field(default_factory=dict)
+    runtime: dict[str, int] = field(default_factory=dict)
+
+    def weight(self, key: str) -> int:
+        source = self.spec.shared_weight if self.spec.shared_weight is not None else self.spec.max
+        return max(source.get_value(key), 0)
+
+
+def weighted_shares(amount: int, weights: Mapping[str, int]) -> dict[str, int]:
+    """Split `amount` units by weight into integers summing to `amount`: largest remainder, ties by name."""
+    total = sum(weights.values())
+    if amount <= 0 or total <= 0:
+        return {name: 0 for name in weights}
+    shares = {name: amount * w // total for name, w in weights.items()}
+    left = amount - sum(shares.values())
+    by_remainder = sorted(weights, key=lambda n: (-(amount * weights[n] % total), n))
+    for name in by_remainder[:left]:
+        shares[name] += 1
+    return shares
+
+
+def distribute(
+    pool: int,
+    mins: Mapping[str, int],
+    requests: Mapping[str, int],
+    weights: Mapping[str, int],
+    min_scaling: bool,
+) -> dict[str, int]:
+    """One resource key of one parent: the runtime of each child out of `pool`."""
+    total_min = sum(mins.values())
+    if min_scaling and total_min > pool:
+        mins = {n: (max(pool, 0) * m // total_min) for n, m in mins.items()}
+    given = {n: min(requests[n], mins[n]) for n in requests}
+    left = pool - sum(given.values())
+    hungry = {n for n in requests if given[n] < requests[n] and weights.get(n, 0) > 0}
+    while left > 0 and hungry:
+        shares = weighted_shares(left, {n: weights[n] for n in hungry})
+        left = 0
+        for name, share in shares.items():
+            room = requests[name] - given[name]
+            taken = min(share, room)
+            given[name] += taken
+            left += share - taken
+            if taken == room:
+                hungry.discard(name)
+    return given
+
+
+class QuotaTree:
+    """The quota forest under the root with requests and runtimes kept current."""
+
+    def __init__(self, min_scaling: bool = True) -> None:
+        self.min_scaling = min_scaling
+        self.nodes: dict[str, QuotaNode] = {
+            ROOT_QUOTA: QuotaNode(ElasticQuotaSpec(ROOT_QUOTA, is_parent=True))
+        }
+        self.pool: dict[str, int] = {}
+
+    # -- structure ----------------------------------------------------------------------
+    def rebuild(self, specs: Iterable[ElasticQuotaSpec]) -> None:
+        """Replace the quota set (pods' requests kept by quota name) and recompute everything."""
+        kept = {name: node.pods for name, node in self.nodes.items()}
+        root = QuotaNode(ElasticQuotaSpec(ROOT_QUOTA, is_parent=True))
+        self.nodes = {ROOT_QUOTA: root}
+        for spec in specs:
+            self.nodes[spec.name] = QuotaNode(spec, pods=kept.get(spec.name, {}))
+        for name in sorted(self.nodes):
+            if name != ROOT_QUOTA:
+                parent = self.nodes[name].spec.parent or ROOT_QUOTA
+                self.nodes.get(parent, root).children.append(name)
+        self.recompute_all()
+
+    def parent_of(self, name: str) -> str | None:
+        if name == ROOT_QUOTA:
+            return None
+        parent = self.nodes[name].spec.parent or ROOT_QUOTA
+        return parent if parent in self.nodes else ROOT_QUOTA
+
+    def limited_keys(self, name: str) -> list[str]:
+        node = self.nodes[name]
+        if name == ROOT_QUOTA:
+            return sorted(self.pool)
+        return sorted(node.spec.max)
+
+    # -- requests -----------------------------------------------------------------------
+    def _own_request(self, name: str) -> dict[str, int]:
+        node = self.nodes[name]
+        if node.children:
+            request: dict[str, int] = {}
+            for child_name in node.children:
+                child = self.nodes[child_name]
+                for key, value in child.request.items():
+                    if key in child.spec.max:
+                        value = min(value, child.spec.max[key])
+                    request[key] = request.get(key, 0) + value
+        else:
+            request = dict(node.pods)
+        if not node.spec.allow_lent_resource:
+            for key, value in node.spec.min.items():
+                request[key] = max(request.get(key, 0), value)
+        return request
+
+    def _requests_bottom_up(self, name: str) -> None:
+        for child in self.nodes[name].children:
+            self._requests_bottom_up(child)
+        self.nodes[name].request = self._own_request(name)
+
+    # -- runtime ------------------------------------------------------------------------
+    def _share_children(self, name: str) -> list[str]:
+        """Set the runtime of `name`'s children; return those whose runtime changed."""
+        node = self.nodes[name]
+        pool = self.pool if name == ROOT_QUOTA else node.runtime
+        changed: list[str] = []
+        fresh: dict[str, dict[str, int]] = {child: {} for child in node.children}
+        keys = {key for child in node.children for key in self.nodes[child].spec.max}
+        for key in keys:
+            members = [c for c in node.children if key in self.nodes[c].spec.max]
+            requests = {
+                c: min(self.nodes[c].request.get(key, 0), self.nodes[c].spec.max[key]) for c in members
+            }
+            mins = {c: self.nodes[c].spec.min.get_value(key) for c in members}
+            weights = {c: self.nodes[c].weight(key) for c in members}
+            available = pool.get(key, 0) if name == ROOT_QUOTA or key in pool else sum(requests.values())
+            for child, value in distribute(available, mins, requests, weights, self.min_scaling).items():
+                fresh[child][key] = value
+        for child, runtime in fresh.items():
+            if self.nodes[child].runtime != runtime:
+                self.nodes[child].runtime = runtime
+                changed.append(child)
+        return changed
+
+    def _share_down(self, name: str, dirty: set[str]) -> None:
+        changed = set(self._share_children(name))
+        for child in self.nodes[name].children:
+            if self.nodes[child].children and (child in changed or child in dirty):
+                self._share_down(child, dirty)
+
+    def recompute_all(self) -> None:
+        """Full recompute: every request bottom-up, every runtime top-down."""
+        self._requests_bottom_up(ROOT_QUOTA)
+        everything = set(self.nodes)
+        self._share_down(ROOT_QUOTA, everything)
+
+    def set_pool(self, pool: Mapping[str, int]) -> None:
+        if dict(pool) != self.pool:
+            self.pool = dict(pool)
+            self._share_down(ROOT_QUOTA, set())
+
+    def add_pod_request(self, name: str, resource: Resource, sign: int) -> None:
+        """A pod's request joins (sign 1) or leaves (sign -1) a leaf: recompute its path only."""
+        node = self.nodes[name]
+        for key, value in resource.items():
+            node.pods[key] = node.pods.get(key, 0) + sign * value
+            if node.pods[key] == 0:
+                del node.pods[key]
+        path: set[str] = set()
+        current: str | None = name
+        while current is not None:
+            path.add(current)
+            self.nodes[current].request = self._own_request(current)
+            current = self.parent_of(current)
+        self._share_down(ROOT_QUOTA, path)
+
+    def runtimes(self) -> dict[str, Resource]:
+        return {name: Resource(node.runtime) for name, node in self.nodes.items() if name != ROOT_QUOTA}
+
+
+def runtime_resource(tree: QuotaTree, name: str) -> Resource:
+    return Resource(tree.nodes[name].runtime) if name in tree.nodes else Resource()

@@ -1,0 +1,113 @@
+"""The rules an ElasticQuota change, a deletion and a pod's quota labels must obey (pure; the webhook
+calls these too). Each problem names the quota and the rule."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from core.elastic.spec import DEFAULT_QUOTA, ROOT_QUOTA, SYSTEM_QUOTA, ElasticQuotaSpec
+from core.resources import Resource, format_amount
+
+RESERVED = (SYSTEM_QUOTA, DEFAULT_QUOTA, ROOT_QUOTA)
+
+
+def _children(current: Mapping[str, ElasticQuotaSpec], name: str) -> list[ElasticQuotaSpec]:
+    return [s for s in current.values() if s.parent == name and s.name != name]
+
+
+def validate_quota_change(
+    current: Mapping[str, ElasticQuotaSpec], new: ElasticQuotaSpec, pods_by_quota: Mapping[str, int]
+) -> list[str]:
+    """Every problem with creating or replacing `new` in the tree `current` (empty: accepted)."""
+    where = f"quota {new.name}"
+    problems: list[str] = []
+    if new.name in RESERVED:
+        problems.append(f"{where}: the name {new.name!r} is reserved")
+    weights = new.shared_weight if new.shared_weight is not None else Resource()
+    for label, values in (("min", new.min), ("max", new.max), ("shared-weight", weights)):
+        for key, value in sorted(values.items()):
+            if value < 0:
+                problems.append(f"{where}: {label} {key} is negative ({format_amount(key, value)})")
+    for key, value in sorted(new.min.items()):
+        if key not in new.max:
+            problems.append(f"{where}: min names {key} which max does not")
+        elif value > new.max[key]:
+            problems.append(
+                f"{where}: min {key} {format_amount(key, value)} > max {format_amount(key, new.max[key])}"
+            )
+    old = current.get(new.name)
+    tree = {**current, new.name: new}
+    if new.parent:
+        parent = tree.get(new.parent)
+        if parent is None:
+            problems.append(f"{where}: parent {new.parent} does not exist")
+        elif not parent.is_parent:
+            problems.append(f"{where}: parent {new.parent} is not a parent quota (is-parent is false)")
+    seen = {new.name}
+    step = new.parent
+    while step and step in tree:
+        if step in seen:
+            problems.append(f"{where}: parent chain forms a cycle through {step}")
+            break
+        seen.add(step)
+        step = tree[step].parent
+    children = _children(current, new.name)
+    if old is not None and old.is_parent and not new.is_parent and children:
+        names = ", ".join(sorted(c.name for c in children))
+        problems.append(f"{where}: is-parent cannot become false while it has children ({names})")
+    if new.is_parent and (old is None or not old.is_parent) and pods_by_quota.get(new.name, 0) > 0:
+        problems.append(f"{where}: is-parent cannot become true while pods use it")
+    parent_spec = tree.get(new.parent) if new.parent else None
+    if parent_spec is not None:
+        siblings = [s for s in _children(tree, new.parent)]
+        problems += _mins_within(parent_spec, siblings)
+    if new.is_parent and new.parent:
+        problems += _mins_within(new, _children(tree, new.name))
+    return problems
+
+
+def _mins_within(parent: ElasticQuotaSpec, children: list[ElasticQuotaSpec]) -> list[str]:
+    """Below the first level, children's mins sum to at most their parent's min."""
+    if not parent.parent:
+        return []
+    problems = []
+    keys = sorted({k for c in children for k in c.min})
+    for key in keys:
+        total = sum(c.min.get_value(key) for c in children)
+        if total > parent.min.get_value(key):
+            problems.append(
+                f"quota {parent.name}: children's min {key} sum {format_amount(key, total)}"
+                f" > its min {format_amount(key, parent.min.get_value(key))}"
+            )
+    return problems
+
+
+def validate_quota_deletion(
+    current: Mapping[str, ElasticQuotaSpec], name: str, pods_by_quota: Mapping[str, int]
+) -> list[str]:
+    """Every reason `name` cannot be deleted (empty: it can)."""
+    if name in RESERVED:
+        return [f"quota {name}: the {name} quota cannot be deleted"]
+    problems = []
+    children = _children(current, name)
+    if children:
+        names = ", ".join(sorted(c.name for c in children))
+        problems.append(f"quota {name}: cannot be deleted while it has children ({names})")
+    if pods_by_quota.get(name, 0) > 0:
+        problems.append(f"quota {name}: cannot be deleted while {pods_by_quota[name]} pod(s) use it")
+    return problems
+
+
+def validate_pod_labels(
+    current: Mapping[str, ElasticQuotaSpec],
+    quota_label: str | None,
+    old_preemptible: bool | None,
+    new_preemptible: bool,
+) -> list[str]:
+    """A pod may not name a parent quota, nor change its preemptible label (old None: a new pod)."""
+    problems = []
+    if quota_label and quota_label in current and current[quota_label].is_parent:
+        problems.append(f"pod names quota {quota_label}, which is a parent quota; pods belong to leaves")
+    if old_preemptible is not None and old_preemptible != new_preemptible:
+        problems.append("pod's preemptible label cannot change")
+    return problems
