@@ -214,8 +214,9 @@ class ElasticQuotaManager:
                             f" (min {format_amount(key, spec.min.get_value(key))},"
                             f" max {format_amount(key, spec.max.get_value(key))})"
                         )
+                    held = format_amount(key, used.get_value(key))
                     return (
-                        f"quota {quota} would exceed its runtime: {key} {format_amount(key, used[key])} used"
+                        f"quota {quota} would exceed its runtime: {key} {held} used"
                         f" + {format_amount(key, asked)} asked > {format_amount(key, runtime.get_value(key))}"
                         f" runtime{bounds}"
                     )

@@ -1,0 +1,114 @@
+"""Runtime shares, incremental recompute, admission, recycler and validation behaviour."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.config.settings import Settings
+from core.elastic.manager import ElasticQuotaManager, QuotaValidationError
+from core.elastic.shares import QuotaTree, distribute
+from core.elastic.spec import ElasticQuotaSpec
+from core.resources import Resource
+
+GPU = "nvidia.com/gpu"
+
+
+def test_scarce_gpus_go_one_each_to_the_first_borrowers_by_name() -> None:
+    names = [f"q{i}" for i in range(10)]
+    shares = distribute(3, dict.fromkeys(names, 0), dict.fromkeys(names, 5), dict.fromkeys(names, 1), True)
+    assert sum(shares.values()) == 3
+    assert [n for n in names if shares[n]] == ["q0", "q1", "q2"]
+
+
+def test_zero_weight_never_borrows() -> None:
+    shares = distribute(100, {"a": 10, "b": 10}, {"a": 50, "b": 80}, {"a": 0, "b": 1}, True)
+    assert shares == {"a": 10, "b": 80}
+
+
+def test_mins_scale_down_when_pool_is_short() -> None:
+    shares = distribute(10, {"a": 10, "b": 10}, {"a": 10, "b": 10}, {"a": 1, "b": 1}, True)
+    assert shares == {"a": 5, "b": 5}
+
+
+def _manager(total: int = 100) -> ElasticQuotaManager:
+    manager = ElasticQuotaManager(Settings(recycle_delay=10.0))
+    manager.set_cluster_total(Resource({GPU: total}))
+    return manager
+
+
+def test_idle_capacity_is_lent_and_recycled_after_the_delay() -> None:
+    manager = _manager(10)
+    manager.update_quota(ElasticQuotaSpec("a", "a", Resource({GPU: 5}), Resource({GPU: 10})))
+    manager.update_quota(ElasticQuotaSpec("b", "b", Resource({GPU: 5}), Resource({GPU: 10})))
+    for i in range(8):
+        manager.add_request(f"a{i}", "a", Resource({GPU: 1}), True)
+        assert manager.check_admission("a", Resource({GPU: 1}), True) is None
+        manager.allocate(f"a{i}", "a", Resource({GPU: 1}), True, 0, float(i))
+    assert manager.runtime("a")[GPU] == 8
+    for i in range(5):
+        manager.add_request(f"b{i}", "b", Resource({GPU: 1}), True)
+    assert manager.runtime("a")[GPU] == 5
+    assert manager.recycle(0.0) == []
+    victims = manager.recycle(10.0)
+    assert sorted(v.key for v in victims) == ["a5", "a6", "a7"]
+    manager.eviction_refused("a7", 10.0)
+    assert "a7" not in {v.key for v in manager.recycle(11.0)}
+
+
+def test_admission_refusal_names_quota_and_runtime() -> None:
+    manager = _manager(10)
+    manager.update_quota(ElasticQuotaSpec("a", "a", Resource({GPU: 2}), Resource({GPU: 4})))
+    reason = manager.check_admission("a", Resource({GPU: 1}), True)
+    assert reason is not None and "quota a would exceed its runtime" in reason
+
+
+def test_invalid_quota_is_refused_with_every_problem_and_old_tree_kept() -> None:
+    manager = _manager()
+    manager.update_quota(ElasticQuotaSpec("a", "a", Resource({GPU: 2}), Resource({GPU: 4})))
+    bad = ElasticQuotaSpec("a", "a", Resource({GPU: 9}), Resource({GPU: -1}), parent="nope")
+    try:
+        manager.update_quota(bad)
+    except QuotaValidationError as err:
+        assert len(err.problems) == 3
+    else:
+        raise AssertionError("invalid quota accepted")
+    assert manager.status()["a"].max == Resource({GPU: 4})
+
+
+def _tree_specs(draw_mins: list[int]) -> list[ElasticQuotaSpec]:
+    specs = [ElasticQuotaSpec("p", min=Resource({GPU: 30}), max=Resource({GPU: 60}), is_parent=True)]
+    for i, m in enumerate(draw_mins):
+        parent = "p" if i % 2 else ""
+        specs.append(
+            ElasticQuotaSpec(f"l{i}", min=Resource({GPU: m}), max=Resource({GPU: 50}), parent=parent)
+        )
+    return specs
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.integers(0, 10), min_size=2, max_size=6),
+    st.lists(st.tuples(st.integers(0, 5), st.integers(1, 20), st.booleans()), max_size=20),
+)
+def test_incremental_recompute_equals_full_and_siblings_fit_the_pool(
+    mins: list[int], changes: list[tuple[int, int, bool]]
+) -> None:
+    tree = QuotaTree()
+    tree.rebuild(_tree_specs(mins))
+    tree.set_pool({GPU: 70})
+    leaves = [f"l{i}" for i in range(len(mins))]
+    held: dict[str, int] = dict.fromkeys(leaves, 0)
+    for index, amount, add in changes:
+        leaf = leaves[index % len(leaves)]
+        if not add and held[leaf] >= amount:
+            tree.add_pod_request(leaf, Resource({GPU: amount}), -1)
+            held[leaf] -= amount
+        elif add:
+            tree.add_pod_request(leaf, Resource({GPU: amount}), 1)
+            held[leaf] += amount
+    incremental = tree.runtimes()
+    tree.recompute_all()
+    assert tree.runtimes() == incremental
+    top = [n for n in tree.nodes["root"].children]
+    assert sum(tree.nodes[n].runtime.get(GPU, 0) for n in top) <= 70
