@@ -112,3 +112,52 @@ def test_incremental_recompute_equals_full_and_siblings_fit_the_pool(
     assert tree.runtimes() == incremental
     top = [n for n in tree.nodes["root"].children]
     assert sum(tree.nodes[n].runtime.get(GPU, 0) for n in top) <= 70
+
+
+def test_seed_002_example_gives_runtimes_5_20_35_40() -> None:
+    shares = distribute(
+        100,
+        {"A": 10, "B": 15, "C": 20, "D": 15},
+        {"A": 5, "B": 20, "C": 40, "D": 70},
+        {"A": 40, "B": 60, "C": 50, "D": 80},
+        True,
+    )
+    assert shares == {"A": 5, "B": 20, "C": 35, "D": 40}
+
+
+def test_81_gpus_among_a_donor_and_ten_borrowers_lose_no_unit() -> None:
+    borrowers = [f"b{i}" for i in range(10)]
+    mins = {"donor": 3, **{b: (8 if i < 8 else 7) for i, b in enumerate(borrowers)}}
+    requests = {"donor": 0, **dict.fromkeys(borrowers, 100)}
+    shares = distribute(81, mins, requests, dict.fromkeys(mins, 1), True)
+    assert shares["donor"] == 0
+    assert [shares[b] for b in borrowers] == [9, 9, 9, 8, 8, 8, 8, 8, 7, 7]
+
+
+def test_non_lending_quota_keeps_its_whole_min_while_idle() -> None:
+    tree = QuotaTree()
+    tree.rebuild(
+        [
+            ElasticQuotaSpec(
+                "keeper", min=Resource({GPU: 4}), max=Resource({GPU: 10}), allow_lent_resource=False
+            ),
+            ElasticQuotaSpec("borrower", min=Resource({GPU: 0}), max=Resource({GPU: 10})),
+        ]
+    )
+    tree.set_pool({GPU: 10})
+    tree.add_pod_request("borrower", Resource({GPU: 10}), 1)
+    assert tree.runtimes()["keeper"][GPU] == 4
+    assert tree.runtimes()["borrower"][GPU] == 6
+
+
+def test_child_max_above_parent_max_is_still_bounded_by_parent_runtime() -> None:
+    tree = QuotaTree()
+    tree.rebuild(
+        [
+            ElasticQuotaSpec("p", min=Resource({GPU: 2}), max=Resource({GPU: 4}), is_parent=True),
+            ElasticQuotaSpec("c", min=Resource({GPU: 1}), max=Resource({GPU: 50}), parent="p"),
+        ]
+    )
+    tree.set_pool({GPU: 100})
+    tree.add_pod_request("c", Resource({GPU: 30}), 1)
+    assert tree.runtimes()["c"][GPU] == 4
