@@ -51,7 +51,7 @@ class Histogram:
             samples = sorted(self._samples)
         if not samples:
             return 0.0
-        index = min(len(samples) - 1, max(0, int(round(q * (len(samples) - 1)))))
+        index = min(len(samples) - 1, max(0, round(q * (len(samples) - 1))))
         return samples[index]
 
     def reset(self) -> None:

@@ -1,24 +1,603 @@
 """The core's public interface: one `Scheduler` per partition.
 
-INTERFACE CONTRACT (bodies being written; the signatures below are fixed):
-
-Inputs are thread-safe and cheap: they record and return; placement happens in `schedule()`.
-Outputs go through the `Callbacks` object the shim (or simulator) provides.
+Inputs are thread-safe and cheap: they record the change under the lock and return;
+placement happens in `schedule()`. Outputs (bind, evict, report) go through the `Callbacks`
+the shim provides, always after the lock is released. Time and threads stay outside: the
+caller passes `now` (or the injected clock supplies it), the operator runs `schedule()` and
+`recycle()` in threads, and the simulator calls them on its virtual clock, so a simulation is
+deterministic.
 
     sched = Scheduler(callbacks, config=None, settings=None, clock=time.monotonic)
-    sched.update_config(cfg: SchedulerConfig)        # raises ConfigError, nothing changes then
-    sched.update_settings(settings: Settings)
-    sched.update_node(NodeInfo) / sched.remove_node(node_id)
-    sched.add_ask(Ask) / sched.remove_ask(key)
-    sched.add_allocation(Allocation)                 # recovery (ask set) or foreign (foreign set)
-    sched.release_allocation(key)                    # pod gone/finished, or failed bind: roll back
-    sched.eviction_failed(key, reason)               # e.g. PodDisruptionBudget refused
-    sched.update_quota(ElasticQuotaSpec)             # raises QuotaValidationError, old tree kept
-    sched.remove_quota(name)                         # raises QuotaValidationError
-    sched.schedule(now=None) -> int                  # one synchronous cycle; allocations made
-    sched.recycle(now=None) -> int                   # one recycler tick; evictions asked
-    sched.has_work() -> bool                         # something changed since the last cycle
-    sched.pending_reason(key) -> str | None
-    sched.events: EventRing ; sched.metrics: SchedulerMetrics
-    sched.state_dump() -> dict                       # GET /ws/v1/fullstatedump document
+    sched.update_config(cfg)  sched.update_settings(s)
+    sched.update_node(info)   sched.remove_node(node_id)
+    sched.add_ask(ask)        sched.remove_ask(key)
+    sched.add_allocation(a)   sched.release_allocation(key)   sched.eviction_failed(key, why)
+    sched.update_quota(spec)  sched.remove_quota(name)
+    sched.schedule(now) -> allocations made      sched.recycle(now) -> evictions asked
 """
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from core import dao
+from core.callbacks import Callbacks
+from core.config import ConfigError, default_config, validate_config
+from core.config.schema import SchedulerConfig
+from core.config.settings import Settings
+from core.cycle import allocate_one, request_eviction
+from core.elastic.manager import QuotaStatus
+from core.elastic.spec import DEFAULT_QUOTA, ElasticQuotaSpec
+from core.events import APPLICATION, CONFIG, NODE, QUOTA, REQUEST, EventRing, SchedulingEvent
+from core.metrics import SchedulerMetrics
+from core.objects.application import Application
+from core.objects.application_state import AppState
+from core.objects.ask import Allocation, Ask
+from core.objects.node import Node
+from core.objects.node_info import NodeInfo
+from core.objects.queue import Queue
+from core.policies import app_order_depends_on_usage
+from core.resources import Resource
+from core.state import CoreState, Unplaced
+
+__all__ = ["Callbacks", "Scheduler"]
+
+RECOVERY_QUEUE = "root.@recovery@"
+COMPLETING_TIMEOUT = 30.0  # seconds an application stays Completing before it is Completed
+
+
+class Scheduler:
+    def __init__(
+        self,
+        callbacks: Callbacks,
+        config: SchedulerConfig | None = None,
+        settings: Settings | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        config = config or default_config()
+        problems = validate_config(config)
+        if problems:
+            raise ConfigError(problems)
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._work = threading.Event()
+        self._state = CoreState(config, settings or Settings(), callbacks)
+
+    # -- plumbing ------------------------------------------------------------------------
+    @contextmanager
+    def _locked(self) -> Iterator[CoreState]:
+        with self._lock:
+            yield self._state
+            outbox = self._state.drain_outbox()
+        for deliver in outbox:
+            deliver()
+
+    def _now(self, now: float | None) -> float:
+        return self._clock() if now is None else now
+
+    def _changed(self, state: CoreState) -> None:
+        state.bump()
+        self._work.set()
+
+    @property
+    def events(self) -> EventRing:
+        return self._state.events
+
+    @property
+    def metrics(self) -> SchedulerMetrics:
+        return self._state.metrics
+
+    @property
+    def settings(self) -> Settings:
+        return self._state.settings
+
+    @property
+    def config(self) -> SchedulerConfig:
+        return self._state.config
+
+    def has_work(self) -> bool:
+        return self._work.is_set()
+
+    def wait_for_work(self, timeout: float) -> bool:
+        """Block until an input arrives or `timeout` passes (for the operator's cycle thread)."""
+        return self._work.wait(timeout)
+
+    # -- configuration -------------------------------------------------------------------
+    def update_config(self, config: SchedulerConfig, now: float | None = None) -> None:
+        """Validate the whole configuration, then apply it in one step; on error nothing changes."""
+        problems = validate_config(config)
+        with self._locked() as state:
+            when = self._now(now)
+            if problems:
+                state.metrics.config_refused += 1
+                state.emit(
+                    SchedulingEvent(when, CONFIG, "queues.yaml", "ConfigRefused", "; ".join(problems))
+                )
+                raise ConfigError(problems)
+            state.config = config
+            state.partition.apply_config(config.partition())
+            state.ugm.update_config(config.partition())
+            state.fit_failures.clear()
+            state.metrics.config_updates += 1
+            state.emit(
+                SchedulingEvent(when, CONFIG, "queues.yaml", "ConfigApplied", f"checksum {config.checksum}")
+            )
+            self._retry_unplaced(state, when)
+            self._changed(state)
+
+    def update_settings(self, settings: Settings) -> None:
+        with self._locked() as state:
+            state.settings = settings
+            state.quotas.update_settings(settings)
+            self._changed(state)
+
+    # -- nodes ---------------------------------------------------------------------------
+    def update_node(self, info: NodeInfo, now: float | None = None) -> None:
+        with self._locked() as state:
+            partition = state.partition
+            node = partition.nodes.get(info.node_id)
+            if node is None:
+                node = Node(info)
+                partition.nodes[info.node_id] = node
+                state.emit(SchedulingEvent(self._now(now), NODE, info.node_id, "NodeAdded"))
+            elif node.info == info:
+                return
+            else:
+                node.info = info
+            partition.node_index.put(node)
+            for key, allocation in list(state.waiting_for_node.items()):
+                if allocation.node_id == info.node_id:
+                    del state.waiting_for_node[key]
+                    self._add_allocation_locked(state, allocation, self._now(now))
+            self._capacity_changed(state)
+            self._changed(state)
+
+    def remove_node(self, node_id: str, now: float | None = None) -> None:
+        """A node left: the pods on it are gone with it."""
+        with self._locked() as state:
+            node = state.partition.nodes.get(node_id)
+            if node is None:
+                return
+            when = self._now(now)
+            for key in list(node.allocations) + list(node.foreign):
+                self._release_locked(state, key, when)
+            del state.partition.nodes[node_id]
+            state.partition.node_index.remove(node_id)
+            state.emit(SchedulingEvent(when, NODE, node_id, "NodeRemoved"))
+            self._capacity_changed(state)
+            self._changed(state)
+
+    @staticmethod
+    def _capacity_changed(state: CoreState) -> None:
+        state.partition.recompute_capacity()
+        state.quotas.set_cluster_total(Resource(state.partition.cluster_capacity))
+        state.fit_failures.clear()
+
+    # -- asks ----------------------------------------------------------------------------
+    def add_ask(self, ask: Ask, now: float | None = None) -> None:
+        with self._locked() as state:
+            when = self._now(now)
+            if ask.key in state.allocations:
+                return
+            previous = state.ask_app.get(ask.key)
+            if previous is not None:
+                if previous.asks.get(ask.key) == ask:
+                    return
+                self._remove_ask_locked(state, ask.key, when)
+            state.unplaced.pop(ask.key, None)
+            self._queue_ask(state, ask, when)
+            self._work.set()
+
+    def _queue_ask(self, state: CoreState, ask: Ask, now: float) -> None:
+        if ask.problems:
+            self._unplace(state, ask, "; ".join(ask.problems), now)
+            return
+        quota = state.quotas.resolve(ask.namespace, ask.quota)
+        problem = state.quotas.pod_problem(ask.namespace, ask.quota)
+        if problem:
+            self._unplace(state, ask, problem, now)
+            return
+        app = self._application_for(state, ask, now)
+        if app is None:
+            return
+        queue = state.partition.find_queue(app.queue_path)
+        assert queue is not None
+        app.add_ask(ask)
+        if app.state is AppState.NEW:
+            app.transition(AppState.ACCEPTED, now)
+        elif app.state is AppState.COMPLETING:
+            app.transition(AppState.RUNNING, now)
+        queue.add_pending(ask.resource)
+        queue.pending_apps[app.app_id] = app
+        queue.order = None
+        state.ask_app[ask.key] = app
+        state.ask_quota[ask.key] = quota
+        state.quotas.add_request(ask.key, quota, ask.resource, ask.preemptible)
+        if quota != DEFAULT_QUOTA:
+            state.bump()  # a larger request can raise the quota's runtime for its parked pods
+
+    def _application_for(self, state: CoreState, ask: Ask, now: float) -> Application | None:
+        partition = state.partition
+        app = partition.applications.get(ask.application_id)
+        if app is not None and app.state not in (AppState.COMPLETED, AppState.FAILED, AppState.REJECTED):
+            return app
+        queue, reason = partition.place(ask)
+        if queue is None:
+            state.metrics.apps_rejected += 1
+            state.rejected_apps.append((ask.application_id, ask.queue or "", reason, now))
+            state.emit(SchedulingEvent(now, APPLICATION, ask.application_id, "Rejected", reason))
+            self._unplace(state, ask, reason, now)
+            return None
+        queue.draining = False
+        app = Application(ask.application_id, queue.path, ask.user, dict(ask.tags), now)
+        partition.applications[app.app_id] = app
+        queue.apps[app.app_id] = app
+        state.metrics.apps_submitted += 1
+        state.emit(SchedulingEvent(now, APPLICATION, app.app_id, "Accepted", f"placed in queue {queue.path}"))
+        return app
+
+    def _unplace(self, state: CoreState, ask: Ask, reason: str, now: float) -> None:
+        state.unplaced[ask.key] = Unplaced(ask, reason)
+        if state.reasons.get(ask.key) != reason:
+            state.reasons[ask.key] = reason
+            state.emit(
+                SchedulingEvent(
+                    now, REQUEST, ask.key, "Unschedulable", reason, ask.application_id, ask.display_name
+                )
+            )
+
+    def _retry_unplaced(self, state: CoreState, now: float) -> None:
+        waiting = list(state.unplaced.values())
+        state.unplaced.clear()
+        for item in waiting:
+            self._queue_ask(state, item.ask, now)
+
+    def remove_ask(self, key: str, now: float | None = None) -> None:
+        """A pending pod was deleted (or was bound by someone else)."""
+        with self._locked() as state:
+            self._remove_ask_locked(state, key, self._now(now))
+            self._changed(state)
+
+    def _remove_ask_locked(self, state: CoreState, key: str, now: float) -> None:
+        state.reasons.pop(key, None)
+        state.preempting.pop(key, None)
+        if state.unplaced.pop(key, None) is not None:
+            return
+        app = state.ask_app.pop(key, None)
+        if app is None:
+            return
+        ask = app.remove_ask(key)
+        queue = state.partition.find_queue(app.queue_path)
+        if ask is not None and queue is not None:
+            queue.add_pending(ask.resource, -1)
+            if not app.asks:
+                queue.pending_apps.pop(app.app_id, None)
+            queue.order = None
+        state.ask_quota.pop(key, None)
+        state.quotas.remove_request(key)
+        self._settle(state, app, now)
+
+    # -- allocations ---------------------------------------------------------------------
+    def add_allocation(self, allocation: Allocation, now: float | None = None) -> None:
+        """A pod already on a node: Herder's own (recovery) or another scheduler's (foreign)."""
+        with self._locked() as state:
+            self._add_allocation_locked(state, allocation, self._now(now))
+            self._changed(state)
+
+    def _add_allocation_locked(self, state: CoreState, allocation: Allocation, now: float) -> None:
+        key = allocation.key
+        if key in state.allocations or key in state.foreign:
+            return
+        partition = state.partition
+        node = partition.nodes.get(allocation.node_id)
+        if node is None:
+            state.waiting_for_node[key] = allocation
+            return
+        if allocation.foreign or allocation.ask is None:
+            node.add(allocation)
+            partition.node_index.refresh(node)
+            state.foreign[key] = allocation
+            self._foreign_changed(state)
+            return
+        self._remove_ask_locked(state, key, now)
+        self._recover(state, allocation, node, now)
+
+    def _recover(self, state: CoreState, allocation: Allocation, node: Node, now: float) -> None:
+        ask = allocation.ask
+        assert ask is not None
+        partition = state.partition
+        app = self._application_for(state, ask, now)
+        if app is None:
+            # The pod runs already: its usage must count even when no rule places it.
+            state.unplaced.pop(ask.key, None)
+            state.reasons.pop(ask.key, None)
+            recovery = partition.find_queue(RECOVERY_QUEUE) or partition._recreate_path(
+                RECOVERY_QUEUE, draining=False
+            )
+            app = partition.applications.get(ask.application_id)
+            if app is None or app.queue_path != recovery.path:
+                app = Application(ask.application_id, recovery.path, ask.user, dict(ask.tags), now)
+                partition.applications[app.app_id] = app
+                recovery.apps[app.app_id] = app
+        queue_or_none = partition.find_queue(app.queue_path)
+        assert queue_or_none is not None
+        queue: Queue = queue_or_none
+        allocation = Allocation(
+            key=allocation.key,
+            node_id=allocation.node_id,
+            resource=allocation.resource,
+            priority=allocation.priority,
+            allocation_time=allocation.allocation_time,
+            request_time=allocation.request_time,
+            application_id=app.app_id,
+            name=allocation.name,
+            ask=ask,
+            queue_path=queue.path,
+        )
+        first = not app.is_running
+        state.ugm.increase_tracked_resource(queue.path, app.app_id, allocation.resource, app.user, force=True)
+        node.add(allocation)
+        partition.node_index.refresh(node)
+        app.add_allocation(allocation)
+        queue.add_allocated(allocation.resource)
+        if first:
+            queue.add_running_app()
+        if app.state in (AppState.NEW, AppState.ACCEPTED):
+            app.transition(AppState.STARTING, now)
+            app.transition(AppState.RUNNING, now)
+        elif app.state is AppState.COMPLETING:
+            app.transition(AppState.RUNNING, now)
+        quota = state.quotas.resolve(ask.namespace, ask.quota)
+        state.ask_quota[ask.key] = quota
+        state.quotas.add_request(ask.key, quota, ask.resource, ask.preemptible)
+        state.quotas.allocate(
+            ask.key, quota, ask.resource, ask.preemptible, ask.priority, allocation.allocation_time
+        )
+        state.allocations[ask.key] = allocation
+
+    @staticmethod
+    def _foreign_changed(state: CoreState) -> None:
+        used: dict[str, int] = {}
+        for allocation in state.foreign.values():
+            for key, val in allocation.resource.items():
+                used[key] = used.get(key, 0) + val
+        state.quotas.set_foreign_used(Resource(used))
+
+    def release_allocation(self, key: str, now: float | None = None) -> None:
+        """The pod finished or was deleted, or its bind failed: every tracker rolls back."""
+        with self._locked() as state:
+            self._release_locked(state, key, self._now(now))
+            self._changed(state)
+
+    def _release_locked(self, state: CoreState, key: str, now: float) -> None:
+        state.evicting.discard(key)
+        state.waiting_for_node.pop(key, None)
+        partition = state.partition
+        foreign = state.foreign.pop(key, None)
+        if foreign is not None:
+            node = partition.nodes.get(foreign.node_id)
+            if node is not None:
+                node.remove(key)
+                partition.node_index.refresh(node)
+            self._foreign_changed(state)
+            return
+        allocation = state.allocations.pop(key, None)
+        if allocation is None:
+            self._remove_ask_locked(state, key, now)
+            return
+        node = partition.nodes.get(allocation.node_id)
+        if node is not None:
+            node.remove(key)
+            partition.node_index.refresh(node)
+        app = partition.applications.get(allocation.application_id)
+        if app is not None and app.remove_allocation(key) is not None:
+            queue = partition.find_queue(app.queue_path)
+            if queue is not None:
+                queue.add_allocated(allocation.resource, -1)
+                if not app.is_running:
+                    queue.add_running_app(-1)
+                if app.app_id in queue.pending_apps and app_order_depends_on_usage(queue):
+                    queue.order = None
+            state.ugm.decrease_tracked_resource(
+                app.queue_path, app.app_id, allocation.resource, app.user, not app.is_running
+            )
+            self._settle(state, app, now)
+        state.quotas.release(key)
+        state.quotas.remove_request(key)
+        state.ask_quota.pop(key, None)
+        state.metrics.releases += 1
+
+    def _settle(self, state: CoreState, app: Application, now: float) -> None:
+        """An application with nothing left pending or running starts completing."""
+        if app.asks or app.allocations:
+            return
+        if app.state in (AppState.ACCEPTED, AppState.STARTING, AppState.RUNNING):
+            app.transition(AppState.COMPLETING, now)
+        elif app.state is AppState.FAILING:
+            app.transition(AppState.FAILED, now)
+            self._retire(state, app, now)
+        elif app.state is AppState.NEW:
+            self._retire(state, app, now)
+
+    def _retire(self, state: CoreState, app: Application, now: float) -> None:
+        partition = state.partition
+        partition.applications.pop(app.app_id, None)
+        queue = partition.find_queue(app.queue_path)
+        if queue is not None:
+            queue.apps.pop(app.app_id, None)
+            queue.pending_apps.pop(app.app_id, None)
+            partition.prune(queue)
+        app.finished_time = now
+        state.finished_apps.append(app)
+
+    def _expire_completing(self, state: CoreState, now: float) -> None:
+        for app in list(state.partition.applications.values()):
+            if app.state is AppState.COMPLETING and now - app.state_time >= COMPLETING_TIMEOUT:
+                app.transition(AppState.COMPLETED, now)
+                state.emit(SchedulingEvent(now, APPLICATION, app.app_id, "Completed"))
+                self._retire(state, app, now)
+
+    def eviction_failed(self, key: str, reason: str, now: float | None = None) -> None:
+        """The shim could not evict (a PodDisruptionBudget said no): the recycler moves on."""
+        with self._locked() as state:
+            when = self._now(now)
+            state.evicting.discard(key)
+            state.metrics.evictions_refused += 1
+            state.quotas.eviction_refused(key, when)
+            for ask_key, victims in list(state.preempting.items()):
+                if key in victims:
+                    del state.preempting[ask_key]
+            allocation = state.allocations.get(key)
+            name = allocation.display_name if allocation else key
+            state.emit(SchedulingEvent(when, REQUEST, key, "EvictionRefused", reason, name=name))
+            self._changed(state)
+
+    # -- elastic quotas ------------------------------------------------------------------
+    def update_quota(self, spec: ElasticQuotaSpec, now: float | None = None) -> None:
+        with self._locked() as state:
+            when = self._now(now)
+            try:
+                state.quotas.update_quota(spec)
+            except ValueError as err:
+                state.metrics.quota_refused += 1
+                state.emit(SchedulingEvent(when, QUOTA, spec.name, "QuotaRefused", str(err)))
+                raise
+            state.emit(SchedulingEvent(when, QUOTA, spec.name, "QuotaApplied"))
+            self._reresolve_quotas(state)
+            self._changed(state)
+
+    def remove_quota(self, name: str, now: float | None = None) -> None:
+        with self._locked() as state:
+            when = self._now(now)
+            try:
+                state.quotas.remove_quota(name)
+            except ValueError as err:
+                state.metrics.quota_refused += 1
+                state.emit(SchedulingEvent(when, QUOTA, name, "QuotaRefused", str(err)))
+                raise
+            state.emit(SchedulingEvent(when, QUOTA, name, "QuotaRemoved"))
+            self._reresolve_quotas(state)
+            self._changed(state)
+
+    @staticmethod
+    def _reresolve_quotas(state: CoreState) -> None:
+        """Pending pods follow quota changes (a namespace's quota may appear or go)."""
+        for key, app in state.ask_app.items():
+            ask = app.asks.get(key)
+            if ask is None:
+                continue
+            quota = state.quotas.resolve(ask.namespace, ask.quota)
+            if state.ask_quota.get(key) != quota:
+                state.quotas.remove_request(key)
+                state.quotas.add_request(key, quota, ask.resource, ask.preemptible)
+                state.ask_quota[key] = quota
+
+    def quota_status(self) -> dict[str, QuotaStatus]:
+        with self._locked() as state:
+            return state.quotas.status()
+
+    # -- running -------------------------------------------------------------------------
+    def schedule(self, now: float | None = None) -> int:
+        """One scheduling cycle: place every pending pod that can run now."""
+        start = time.perf_counter()
+        when = self._now(now)
+        placed = 0
+        self._work.clear()
+        with self._locked() as state:
+            state.metrics.cycles += 1
+            self._expire_completing(state, when)
+        while True:
+            with self._lock:
+                state = self._state
+                began = time.perf_counter()
+                allocation = allocate_one(state, when)
+                if allocation is not None:
+                    state.metrics.decision_latency.observe(time.perf_counter() - began)
+                    state.outbox.append(_binder(state.callbacks, allocation))
+                outbox = state.drain_outbox()
+            for deliver in outbox:
+                deliver()
+            if allocation is None:
+                break
+            placed += 1
+        self._state.metrics.cycle_latency.observe(time.perf_counter() - start)
+        return placed
+
+    def recycle(self, now: float | None = None) -> int:
+        """One recycler tick: evict pods of quotas that stayed above their runtime too long."""
+        with self._locked() as state:
+            when = self._now(now)
+            asked = 0
+            for victim in state.quotas.recycle(when):
+                allocation = state.allocations.get(victim.key)
+                if allocation is None or victim.key in state.evicting:
+                    continue
+                request_eviction(state, allocation, victim.reason, "Evicted", when)
+                asked += 1
+            return asked
+
+    # -- reading -------------------------------------------------------------------------
+    def pending_reason(self, key: str) -> str | None:
+        with self._lock:
+            return self._state.reasons.get(key)
+
+    def allocation(self, key: str) -> Allocation | None:
+        with self._lock:
+            return self._state.allocations.get(key)
+
+    def state_dump(self) -> dict[str, Any]:
+        with self._lock:
+            return dao.full_state_dump(self._state)
+
+    def partitions_document(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [dao.partition_document(self._state)]
+
+    def queues_document(self) -> dict[str, Any]:
+        with self._lock:
+            return dao.queue_document(self._state, self._state.partition.root)
+
+    def queue_document(self, path: str) -> dict[str, Any] | None:
+        with self._lock:
+            queue = self._state.partition.find_queue(path)
+            return dao.queue_document(self._state, queue) if queue is not None else None
+
+    def nodes_document(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return dao.nodes_document(self._state)
+
+    def applications_document(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return dao.applications_document(self._state)
+
+    def users_document(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return self._state.ugm.users_documents()
+
+    def groups_document(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return self._state.ugm.groups_documents()
+
+    def user_document(self, name: str) -> dict[str, Any] | None:
+        with self._lock:
+            return self._state.ugm.user_document(name)
+
+    def group_document(self, name: str) -> dict[str, Any] | None:
+        with self._lock:
+            return self._state.ugm.group_document(name)
+
+    def quotas_document(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return self._state.quotas.documents()
+
+    def config_document(self) -> dict[str, Any]:
+        with self._lock:
+            return dao.config_doc(self._state)
+
+
+def _binder(callbacks: Callbacks, allocation: Allocation) -> Callable[[], None]:
+    return lambda: callbacks.bind(allocation)

@@ -45,8 +45,8 @@ class Queue:
         "max",
         "max_applications",
         "name",
-        "parent",
         "order",
+        "parent",
         "path",
         "pending",
         "pending_apps",
@@ -58,7 +58,7 @@ class Queue:
     def __init__(self, name: str, parent: Queue | None, *, leaf: bool, managed: bool) -> None:
         self.name = name
         self.parent = parent
-        self.path = f"{parent.path}.{name}" if parent is not None else name
+        self.path: str = f"{parent.path}.{name}" if parent is not None else name
         self.is_leaf = leaf
         self.managed = managed
         self.draining = False

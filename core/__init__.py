@@ -1,0 +1,1 @@
+"""Herder's scheduling core: pure Python, no Kubernetes, kopf or shim imports (checked by import-linter)."""

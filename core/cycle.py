@@ -1,0 +1,259 @@
+"""One scheduling decision: which pending pod goes where, or why it waits.
+
+The walk follows the queue tree: a parent's children in fair order, a leaf's applications in
+its policy's order, an application's asks by priority then age. For an ask the checks run in
+DESIGN's order and stop at the first "no":
+
+1. rules Herder cannot honour (required inter-pod affinity, topology spread) -> wait;
+2. queue max along the whole path, and maxapplications when the application is not running;
+3. user and group limits: the user group manager's increase either applies or denies;
+4. the elastic quota: `used + request <= runtime` (and the non-preemptible rule);
+5. node fit and score.
+
+On success every tracker has changed together (queue, user/group, quota, node); a failure
+after step 3 rolls the user/group increase back, so a denied ask leaves nothing behind. A
+pod that cannot run is parked with a reason a person can read until something changes.
+"""
+
+from __future__ import annotations
+
+from core.elastic.manager import NodeSlot, RunningPod
+from core.elastic.spec import DEFAULT_QUOTA, SYSTEM_QUOTA
+from core.events import REQUEST, SchedulingEvent
+from core.objects.application import Application
+from core.objects.application_state import AppState
+from core.objects.ask import Allocation, Ask
+from core.objects.node_index import static_mismatch
+from core.objects.queue import Queue
+from core.policies import app_order_depends_on_usage, order_applications, order_queues
+from core.state import CoreState
+
+
+def allocate_one(state: CoreState, now: float) -> Allocation | None:
+    """Place one pending pod, or return None when no pending pod can be placed now."""
+    return _walk(state, state.partition.root, now)
+
+
+def _walk(state: CoreState, queue: Queue, now: float) -> Allocation | None:
+    if queue.is_leaf:
+        return _walk_leaf(state, queue, now)
+    children = [c for c in queue.children.values() if c.pending]
+    if not children:
+        return None
+    if len(children) > 1:
+        children = order_queues(children, state.partition.cluster_capacity)
+    for child in children:
+        allocation = _walk(state, child, now)
+        if allocation is not None:
+            return allocation
+    return None
+
+
+def _walk_leaf(state: CoreState, leaf: Queue, now: float) -> Allocation | None:
+    if not leaf.pending_apps:
+        return None
+    version = state.version
+    order = leaf.order
+    if order is None:
+        order = order_applications(leaf, version, state.partition.cluster_capacity)
+        leaf.order = order
+    for app in order:
+        while True:
+            ask = app.next_candidate(version)
+            if ask is None:
+                break
+            allocation = try_ask(state, leaf, app, ask, now)
+            if allocation is not None:
+                return allocation
+    return None
+
+
+def _park(state: CoreState, app: Application, ask: Ask, reason: str, now: float) -> None:
+    app.park(ask.key, state.version)
+    state.metrics.attempts_failed += 1
+    if state.reasons.get(ask.key) != reason:
+        state.reasons[ask.key] = reason
+        state.emit(
+            SchedulingEvent(
+                time=now,
+                type=REQUEST,
+                object_id=ask.key,
+                reason="Unschedulable",
+                message=reason,
+                reference_id=app.app_id,
+                name=ask.display_name,
+            )
+        )
+
+
+def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: float) -> Allocation | None:
+    """Run every check for one ask; place it or park it with the first reason it cannot run."""
+    if ask.constraints.unsupported_required:
+        rules = ", ".join(ask.constraints.unsupported_required)
+        _park(state, app, ask, f"Herder cannot honour required rules: {rules}", now)
+        return None
+    reason = leaf.max_violation(ask.resource)
+    if reason is None and not app.is_running:
+        reason = leaf.app_limit_violation()
+    if reason is not None:
+        _park(state, app, ask, reason, now)
+        return None
+    ugm = state.ugm
+    if not ugm.increase_tracked_resource(leaf.path, app.app_id, ask.resource, app.user):
+        _park(state, app, ask, ugm.denial_reason(leaf.path, app.app_id, ask.resource, app.user), now)
+        return None
+    quota = state.ask_quota.get(ask.key, DEFAULT_QUOTA)
+    reason = state.quotas.check_admission(quota, ask.resource, ask.preemptible)
+    node_id = None
+    if reason is None:
+        node_id = _select_node(state, ask)
+        if node_id is None:
+            reason = _fit_reason(state, ask)
+    if node_id is None:
+        ugm.decrease_tracked_resource(leaf.path, app.app_id, ask.resource, app.user, not app.is_running)
+        _maybe_preempt(state, ask, quota, now)
+        if ask.key in state.preempting:
+            reason = f"{reason}; waiting for preempted pods of quota {quota} to end"
+        _park(state, app, ask, reason or "cannot run", now)
+        return None
+    return _commit(state, leaf, app, ask, quota, node_id, now)
+
+
+def _shape(ask: Ask) -> object:
+    return (ask.resource, ask.constraints)
+
+
+def _select_node(state: CoreState, ask: Ask) -> str | None:
+    shape = _shape(ask)
+    failed = state.fit_failures.get(shape)
+    if failed is not None and failed[0] == state.version:
+        return None
+    node_id = state.partition.node_index.select(ask.resource, ask.constraints)
+    if node_id is None:
+        reason = state.partition.node_index.explain(ask.resource, ask.constraints)
+        state.fit_failures[shape] = (state.version, reason)
+    return node_id
+
+
+def _fit_reason(state: CoreState, ask: Ask) -> str:
+    failed = state.fit_failures.get(_shape(ask))
+    return failed[1] if failed is not None else "no node fits"
+
+
+def _commit(
+    state: CoreState, leaf: Queue, app: Application, ask: Ask, quota: str, node_id: str, now: float
+) -> Allocation:
+    partition = state.partition
+    allocation = Allocation.for_ask(ask, node_id, now)
+    allocation = Allocation(
+        key=allocation.key,
+        node_id=node_id,
+        resource=ask.resource,
+        priority=ask.priority,
+        allocation_time=now,
+        request_time=ask.created,
+        application_id=app.app_id,
+        name=ask.name,
+        ask=ask,
+        queue_path=leaf.path,
+    )
+    node = partition.nodes[node_id]
+    node.add(allocation)
+    partition.node_index.refresh(node)
+    first = not app.is_running
+    app.take(ask.key)
+    app.add_allocation(allocation)
+    leaf.add_pending(ask.resource, -1)
+    leaf.add_allocated(ask.resource)
+    if first:
+        leaf.add_running_app()
+    if not app.asks:
+        leaf.pending_apps.pop(app.app_id, None)
+        leaf.order = None
+    elif app_order_depends_on_usage(leaf):
+        leaf.order = None
+    _advance_state(app, first, now)
+    state.quotas.allocate(ask.key, quota, ask.resource, ask.preemptible, ask.priority, now)
+    state.ask_app.pop(ask.key, None)
+    state.allocations[ask.key] = allocation
+    state.reasons.pop(ask.key, None)
+    state.preempting.pop(ask.key, None)
+    state.metrics.allocations += 1
+    state.emit(
+        SchedulingEvent(
+            time=now,
+            type=REQUEST,
+            object_id=ask.key,
+            reason="Scheduled",
+            message=f"placed on node {node_id} in queue {leaf.path}",
+            reference_id=app.app_id,
+            name=ask.display_name,
+        )
+    )
+    return allocation
+
+
+def _advance_state(app: Application, first: bool, now: float) -> None:
+    if app.state in (AppState.NEW, AppState.ACCEPTED):
+        app.transition(AppState.STARTING, now)
+    if app.state is AppState.COMPLETING or (app.state is AppState.STARTING and (not first or not app.asks)):
+        app.transition(AppState.RUNNING, now)
+
+
+def _maybe_preempt(state: CoreState, ask: Ask, quota: str, now: float) -> None:
+    """In-quota preemption: lower-priority preemptible pods of the same quota on one node."""
+    if quota in (DEFAULT_QUOTA, SYSTEM_QUOTA) or ask.key in state.preempting:
+        return
+    partition = state.partition
+    slots: dict[str, NodeSlot] = {}
+    for node in partition.nodes.values():
+        if static_mismatch(node, ask.constraints) is not None:
+            continue
+        candidates = [
+            RunningPod(
+                key=alloc.key,
+                resource=alloc.resource,
+                priority=alloc.priority,
+                start_time=alloc.allocation_time,
+                preemptible=alloc.ask.preemptible if alloc.ask else False,
+            )
+            for alloc in node.allocations.values()
+            if alloc.priority < ask.priority
+            and alloc.key not in state.evicting
+            and state.ask_quota.get(alloc.key) == quota
+        ]
+        if candidates:
+            slots[node.node_id] = NodeSlot(free=node.available(), candidates=candidates)
+    if not slots:
+        return
+    plan = state.quotas.preemption_plan(quota, ask.resource, ask.priority, slots)
+    if plan is None:
+        return
+    victims = frozenset(plan.victims)
+    state.preempting[ask.key] = victims
+    for key in sorted(victims):
+        allocation = state.allocations.get(key)
+        if allocation is None:
+            continue
+        reason = f"preempted by {ask.display_name} (priority {ask.priority}) in quota {quota}"
+        request_eviction(state, allocation, reason, "Preempted", now)
+        state.metrics.preemptions += 1
+
+
+def request_eviction(state: CoreState, allocation: Allocation, reason: str, why: str, now: float) -> None:
+    """Ask the shim to evict; usage changes only when the shim confirms with a release."""
+    state.evicting.add(allocation.key)
+    state.metrics.evictions += 1
+    state.emit(
+        SchedulingEvent(
+            time=now,
+            type=REQUEST,
+            object_id=allocation.key,
+            reason=why,
+            message=reason,
+            reference_id=allocation.application_id,
+            name=allocation.display_name,
+        )
+    )
+    callbacks = state.callbacks
+    state.outbox.append(lambda: callbacks.evict(allocation, reason))

@@ -1,0 +1,61 @@
+"""Ordering policies: which queue, which application and which node go first.
+
+- Queues (children of a parent) are always ordered fairly: the child using the smallest
+  share of its due (guaranteed, else max, else the cluster) goes first; ties by name.
+- Applications in a leaf follow the queue's `application.sort.policy`: `fifo` (submission
+  time) or `fair` (smallest share of the cluster in use first, then submission time). With
+  `application.sort.priority` enabled (the default), applications whose best pending ask has a
+  higher priority go first under either policy.
+- Nodes follow the partition's node sort policy (see `objects/node_index.py`): `binpacking`
+  (fullest fitting node) or `fair` (emptiest fitting node), with resource weights.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from core.objects.application import Application
+from core.objects.node_index import BINPACKING, FAIR
+from core.objects.queue import FAIR as APP_FAIR
+from core.objects.queue import FIFO, Queue
+
+NODE_POLICIES = (BINPACKING, FAIR)
+APP_POLICIES = (FIFO, APP_FAIR)
+
+
+def order_queues(children: Iterable[Queue], cluster: Mapping[str, int]) -> list[Queue]:
+    return sorted(children, key=lambda q: (q.usage_share(cluster), q.name))
+
+
+def _app_share(app: Application, cluster: Mapping[str, int]) -> float:
+    share = 0.0
+    for key, used in app.used.items():
+        total = cluster.get(key)
+        if total and used > 0:
+            share = max(share, used / total)
+    return share
+
+
+def order_applications(leaf: Queue, version: int, cluster: Mapping[str, int]) -> list[Application]:
+    """The leaf's applications with pending asks, in the order they are served."""
+    apps = leaf.pending_apps.values()
+    by_priority = leaf.app_sort_priority
+    if leaf.app_sort_policy == APP_FAIR:
+        return sorted(
+            apps,
+            key=lambda a: (
+                -a.top_priority(version) if by_priority else 0,
+                _app_share(a, cluster),
+                a.submission_time,
+                a.app_id,
+            ),
+        )
+    return sorted(
+        apps,
+        key=lambda a: (-a.top_priority(version) if by_priority else 0, a.submission_time, a.app_id),
+    )
+
+
+def app_order_depends_on_usage(leaf: Queue) -> bool:
+    """Whether an allocation can reorder the leaf's applications (so a cached order expires)."""
+    return leaf.app_sort_policy == APP_FAIR

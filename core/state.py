@@ -1,0 +1,78 @@
+"""Everything the scheduler knows, in one place, guarded by the scheduler's lock.
+
+`CoreState` is the partition plus the indexes the scheduler keeps beside it (which pending
+pod belongs to which application, which pods are placed, why a pod waits), the user group
+manager and the elastic quota manager. Outputs to the shim (binds, evictions, events) are
+queued in `outbox` while the lock is held and delivered after it is released, so a callback
+can never deadlock against the core.
+
+`version` counts the changes that can let a waiting pod run (a pod ended, a node came or
+changed, the configuration or a quota changed). A pod that could not run is parked with the
+version it failed at and tried again only once the version moved.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from core.callbacks import Callbacks
+from core.config.schema import SchedulerConfig
+from core.config.settings import Settings
+from core.elastic.manager import ElasticQuotaManager
+from core.events import EventRing, SchedulingEvent
+from core.metrics import SchedulerMetrics
+from core.objects.application import Application
+from core.objects.ask import Allocation, Ask
+from core.objects.partition import Partition
+from core.ugm.manager import UserGroupManager
+
+HISTORY = 1000  # finished and rejected applications kept for the REST API
+
+
+@dataclass(frozen=True, slots=True)
+class Unplaced:
+    """A pod Herder cannot queue yet (no queue for it, or input it could not read)."""
+
+    ask: Ask
+    reason: str
+
+
+class CoreState:
+    def __init__(self, config: SchedulerConfig, settings: Settings, callbacks: Callbacks) -> None:
+        self.callbacks = callbacks
+        self.config = config
+        self.settings = settings
+        self.partition = Partition(config.partition())
+        self.ugm = UserGroupManager()
+        self.ugm.update_config(config.partition())
+        self.quotas = ElasticQuotaManager(settings)
+        self.events = EventRing(settings.event_ring_capacity)
+        self.metrics = SchedulerMetrics()
+        self.version = 0
+        self.ask_app: dict[str, Application] = {}
+        self.ask_quota: dict[str, str] = {}
+        self.unplaced: dict[str, Unplaced] = {}
+        self.allocations: dict[str, Allocation] = {}
+        self.foreign: dict[str, Allocation] = {}
+        self.waiting_for_node: dict[str, Allocation] = {}
+        self.reasons: dict[str, str] = {}
+        self.fit_failures: dict[object, tuple[int, str]] = {}
+        self.preempting: dict[str, frozenset[str]] = {}
+        self.evicting: set[str] = set()
+        self.finished_apps: deque[Application] = deque(maxlen=HISTORY)
+        self.rejected_apps: deque[tuple[str, str, str, float]] = deque(maxlen=HISTORY)
+        self.outbox: list[Callable[[], None]] = []
+
+    def bump(self) -> None:
+        self.version += 1
+
+    def emit(self, event: SchedulingEvent) -> None:
+        stored = self.events.add(event)
+        callbacks = self.callbacks
+        self.outbox.append(lambda: callbacks.report(stored))
+
+    def drain_outbox(self) -> list[Callable[[], None]]:
+        out, self.outbox = self.outbox, []
+        return out
