@@ -1,0 +1,159 @@
+"""The `herder` command: `run`, `simulate`, `bench`, `validate` and `--version`.
+
+Each subcommand lives in its own module and is imported only when it runs, so `herder
+validate` never loads kopf and `herder simulate` never needs a cluster. Every command returns
+an exit code; errors a user can act on go to stderr with a non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import yaml
+
+from core.config import ConfigError, SettingsError, load_config, parse_settings
+
+EXIT_OK = 0
+EXIT_INVALID = 1
+EXIT_USAGE = 2
+
+
+def herder_version() -> str:
+    try:
+        return version("herder")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def parse_set_options(pairs: Sequence[str]) -> dict[str, str]:
+    """`--set key=value` options as a settings map; a pair without `=` is a usage error."""
+    values: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise SettingsError(f"--set {pair}: expected key=value")
+        values[key.strip()] = value
+    return values
+
+
+def _config_source(path: Path) -> tuple[object, dict[str, object]]:
+    """The queues.yaml mapping and any settings from a file holding either queues.yaml or a ConfigMap."""
+    document = yaml.safe_load(path.read_text())
+    if isinstance(document, dict) and document.get("kind") == "ConfigMap":
+        data = document.get("data") or {}
+        settings = {key: value for key, value in data.items() if key != "queues.yaml"}
+        return data.get("queues.yaml"), settings
+    return document, {}
+
+
+def validate_command(args: argparse.Namespace) -> int:
+    path = Path(args.config)
+    try:
+        source, settings = _config_source(path)
+        config = load_config(source)  # type: ignore[arg-type]
+        parse_settings(settings)
+    except OSError as err:
+        print(f"herder validate: cannot read {path}: {err.strerror}", file=sys.stderr)
+        return EXIT_USAGE
+    except yaml.YAMLError as err:
+        print(f"herder validate: {path} is not valid YAML: {err}", file=sys.stderr)
+        return EXIT_INVALID
+    except (ConfigError, SettingsError) as err:
+        print(f"herder validate: {path} is invalid:", file=sys.stderr)
+        for problem in err.problems:
+            print(f"  - {problem}", file=sys.stderr)
+        return EXIT_INVALID
+    queues = sum(1 for _ in _walk_queues(config.partition().queues))
+    print(f"{path}: valid ({queues} queues, checksum {config.checksum})")
+    return EXIT_OK
+
+
+def _walk_queues(queues: Sequence[object]) -> Sequence[object]:
+    out: list[object] = []
+    for queue in queues:
+        out.append(queue)
+        out.extend(_walk_queues(getattr(queue, "queues", ())))
+    return out
+
+
+def simulate_command(args: argparse.Namespace) -> int:
+    from shim.sim.command import simulate_command as run
+
+    return run(args)
+
+
+def bench_command(args: argparse.Namespace) -> int:
+    from shim.sim.bench import bench_command as run
+
+    return run(args)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from shim.kube.run import run_command as run
+
+    return run(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="herder",
+        description="A batch scheduler for Kubernetes: hierarchical queues, user/group limits, elastic quotas.",
+    )
+    parser.add_argument("--version", action="version", version=f"herder {herder_version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    simulate = commands.add_parser("simulate", help="run a scenario on a simulated cluster (no cluster needed)")
+    simulate.add_argument("scenario", help="scenario YAML file (see examples/)")
+    simulate.add_argument("--json", action="store_true", help="print the whole report as JSON")
+    simulate.add_argument("--out", metavar="DIR", help="write report.json and PNG charts into DIR")
+    simulate.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a setting")
+    simulate.add_argument("--quiet", action="store_true", help="no progress bar")
+    simulate.set_defaults(handler=simulate_command)
+
+    validate = commands.add_parser("validate", help="check a queues.yaml (or the scheduler ConfigMap)")
+    validate.add_argument("config", help="queues.yaml, or a ConfigMap manifest holding it")
+    validate.set_defaults(handler=validate_command)
+
+    bench = commands.add_parser("bench", help="measure scheduling speed and memory on a synthetic cluster")
+    bench.add_argument("--nodes", type=int, default=5000, help="nodes in the synthetic cluster")
+    bench.add_argument("--pods", type=int, default=50000, help="pending pods to place")
+    bench.add_argument("--quotas", type=int, default=0, help="also time quota runtime recomputes for N quotas")
+    bench.add_argument("--users", type=int, default=0, help="spread pods over N users with limits on every queue")
+    bench.add_argument("--groups", type=int, default=0, help="with --users: N groups")
+    bench.add_argument("--emulator", action="store_true", help="bind through the whole shim against the emulator")
+    bench.add_argument("--json", action="store_true", help="print the figures as JSON")
+    bench.set_defaults(handler=bench_command)
+
+    run = commands.add_parser("run", help="run the scheduler against a Kubernetes cluster")
+    run.add_argument("--kubeconfig", help="kubeconfig file (default: in-cluster, then ~/.kube/config)")
+    run.add_argument("--context", help="kubeconfig context")
+    run.add_argument("--namespace", default=None, help="where the ConfigMap and Lease live")
+    run.add_argument("--configmap", default="herder-config", help="the scheduler ConfigMap's name")
+    run.add_argument("--config", metavar="FILE", help="queues.yaml to use when the ConfigMap has none")
+    run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a setting")
+    run.add_argument("--rest-port", type=int, default=9080, help="REST API and /metrics port (0: off)")
+    run.add_argument("--webhook-port", type=int, default=0, help="admission webhook port (0: off)")
+    run.add_argument("--webhook-cert", help="TLS certificate for the webhook server")
+    run.add_argument("--webhook-key", help="TLS key for the webhook server")
+    run.add_argument("--identity", help="this replica's name in the Lease (default: hostname)")
+    run.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    run.set_defaults(handler=run_command)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.handler(args)
+    except KeyboardInterrupt:
+        return 130
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
