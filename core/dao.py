@@ -95,6 +95,17 @@ def nodes_document(state: CoreState) -> list[dict[str, Any]]:
     return [node_document(state.partition.nodes[name]) for name in sorted(state.partition.nodes)]
 
 
+def node_counts(state: CoreState) -> dict[str, int]:
+    """How many nodes there are and how many can take pods, without building node documents."""
+    nodes = state.partition.nodes.values()
+    return {
+        "total": len(nodes),
+        "schedulable": sum(1 for n in nodes if n.info.schedulable and n.info.ready),
+        "unschedulable": sum(1 for n in nodes if not n.info.schedulable),
+        "notReady": sum(1 for n in nodes if not n.info.ready),
+    }
+
+
 def application_document(state: CoreState, app: Application) -> dict[str, Any]:
     requests = [
         {
@@ -128,20 +139,35 @@ def applications_document(state: CoreState) -> list[dict[str, Any]]:
     apps = sorted(state.partition.applications.values(), key=lambda a: (a.submission_time, a.app_id))
     docs = [application_document(state, app) for app in apps]
     docs.extend(application_document(state, app) for app in state.finished_apps)
-    for app_id, queue, reason, when in state.rejected_apps:
-        docs.append(
-            {
-                "applicationID": app_id,
-                "queueName": queue,
-                "partition": state.partition.name,
-                "applicationState": "Rejected",
-                "rejectedMessage": reason,
-                "submissionTime": when,
-                "allocations": [],
-                "requests": [],
-            }
-        )
+    docs.extend(_rejected_document(state, *rejected) for rejected in state.rejected_apps)
     return docs
+
+
+def _rejected_document(state: CoreState, app_id: str, queue: str, reason: str, when: float) -> dict[str, Any]:
+    return {
+        "applicationID": app_id,
+        "queueName": queue,
+        "partition": state.partition.name,
+        "applicationState": "Rejected",
+        "rejectedMessage": reason,
+        "submissionTime": when,
+        "allocations": [],
+        "requests": [],
+    }
+
+
+def find_application_document(state: CoreState, app_id: str) -> dict[str, Any] | None:
+    """One application by id: the live one, else its newest finished or rejected record."""
+    app = state.partition.applications.get(app_id)
+    if app is not None:
+        return application_document(state, app)
+    for finished in reversed(state.finished_apps):
+        if finished.app_id == app_id:
+            return application_document(state, finished)
+    for rejected in reversed(state.rejected_apps):
+        if rejected[0] == app_id:
+            return _rejected_document(state, *rejected)
+    return None
 
 
 def partition_document(state: CoreState) -> dict[str, Any]:

@@ -43,6 +43,7 @@ from core.objects.queue import Queue
 from core.policies import app_order_depends_on_usage
 from core.resources import Resource
 from core.state import CoreState, Unplaced
+from core.ugm.documents import UsageSample
 
 __all__ = ["Callbacks", "Scheduler"]
 
@@ -570,6 +571,19 @@ class Scheduler:
         with self._lock:
             return dao.nodes_document(self._state)
 
+    def node_document(self, node_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            node = self._state.partition.nodes.get(node_id)
+            return dao.node_document(node) if node is not None else None
+
+    def node_counts(self) -> dict[str, int]:
+        with self._lock:
+            return dao.node_counts(self._state)
+
+    def application_document(self, app_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            return dao.find_application_document(self._state, app_id)
+
     def applications_document(self) -> list[dict[str, Any]]:
         with self._lock:
             return dao.applications_document(self._state)
@@ -589,6 +603,11 @@ class Scheduler:
     def group_document(self, name: str) -> dict[str, Any] | None:
         with self._lock:
             return self._state.ugm.group_document(name)
+
+    def usage_samples(self) -> list[UsageSample]:
+        """Every tracked user's and group's usage and limits per queue (for metrics)."""
+        with self._lock:
+            return self._state.ugm.usage_samples()
 
     def quotas_document(self) -> list[dict[str, Any]]:
         with self._lock:
