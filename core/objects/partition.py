@@ -98,6 +98,8 @@ class Partition:
             queue.apps[app.app_id] = app
             queue.add_allocated(app.used)
             queue.add_pending(app.pending_resource)
+            if app.asks:
+                queue.pending_apps[app.app_id] = app
             if app.is_running:
                 queue.add_running_app()
 
