@@ -27,7 +27,7 @@ from typing import Any
 from core import dao
 from core.callbacks import Callbacks
 from core.config import ConfigError, default_config, validate_config
-from core.config.schema import SchedulerConfig
+from core.config.schema import DEFAULT_PARTITION, SchedulerConfig
 from core.config.settings import Settings
 from core.cycle import allocate_one, request_eviction
 from core.elastic.manager import QuotaStatus
@@ -60,7 +60,7 @@ class Scheduler:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         config = config or default_config()
-        problems = validate_config(config)
+        problems = _config_problems(config)
         if problems:
             raise ConfigError(problems)
         self._clock = clock
@@ -71,11 +71,17 @@ class Scheduler:
     # -- plumbing ------------------------------------------------------------------------
     @contextmanager
     def _locked(self) -> Iterator[CoreState]:
-        with self._lock:
-            yield self._state
-            outbox = self._state.drain_outbox()
-        for deliver in outbox:
-            deliver()
+        # Outputs queued before an input failed (a ConfigRefused event, say) still go out.
+        outbox: list[Callable[[], None]] = []
+        try:
+            with self._lock:
+                try:
+                    yield self._state
+                finally:
+                    outbox = self._state.drain_outbox()
+        finally:
+            for deliver in outbox:
+                deliver()
 
     def _now(self, now: float | None) -> float:
         return self._clock() if now is None else now
@@ -110,7 +116,7 @@ class Scheduler:
     # -- configuration -------------------------------------------------------------------
     def update_config(self, config: SchedulerConfig, now: float | None = None) -> None:
         """Validate the whole configuration, then apply it in one step; on error nothing changes."""
-        problems = validate_config(config)
+        problems = _config_problems(config)
         with self._locked() as state:
             when = self._now(now)
             if problems:
@@ -616,6 +622,17 @@ class Scheduler:
     def config_document(self) -> dict[str, Any]:
         with self._lock:
             return dao.config_doc(self._state)
+
+
+def _config_problems(config: SchedulerConfig) -> list[str]:
+    problems = list(validate_config(config))
+    names = [part.name for part in config.partitions]
+    if DEFAULT_PARTITION not in names:
+        problems.append(
+            f"partitions: Herder schedules the partition {DEFAULT_PARTITION!r}, which the configuration"
+            f" does not define (it defines {', '.join(repr(n) for n in names) or 'none'})"
+        )
+    return problems
 
 
 def _binder(callbacks: Callbacks, allocation: Allocation) -> Callable[[], None]:
