@@ -17,17 +17,35 @@ from core.resources import Resource
 
 @dataclass(slots=True)
 class QuotaNode:
-    """One quota in the tree with its computed request and runtime (mutable bookkeeping)."""
+    """One quota in the tree with its computed request and runtime (mutable bookkeeping).
+
+    `max`, `min` and `weights` are the spec's vectors as plain dicts, read once: the runtime
+    calculation touches them for every child and key, and plain lookups keep a full recompute of
+    thousands of quotas within milliseconds.
+    """
 
     spec: ElasticQuotaSpec
     children: list[str] = field(default_factory=list)
     pods: dict[str, int] = field(default_factory=dict)  # own pods' summed request per key
     request: dict[str, int] = field(default_factory=dict)
     runtime: dict[str, int] = field(default_factory=dict)
+    max: dict[str, int] = field(init=False)
+    min: dict[str, int] = field(init=False)
+    weights: dict[str, int] = field(init=False)
+    # Per key, the children that limit it with their fixed mins and weights (set by the tree).
+    members: dict[str, list[QuotaNode]] = field(default_factory=dict)
+    member_mins: dict[str, dict[str, int]] = field(default_factory=dict)
+    member_weights: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        spec = self.spec
+        self.max = dict(spec.max)
+        self.min = dict(spec.min)
+        source = spec.shared_weight if spec.shared_weight is not None else spec.max
+        self.weights = {key: max(value, 0) for key, value in source.items()}
 
     def weight(self, key: str) -> int:
-        source = self.spec.shared_weight if self.spec.shared_weight is not None else self.spec.max
-        return max(source.get_value(key), 0)
+        return self.weights.get(key, 0)
 
 
 def weighted_shares(amount: int, weights: Mapping[str, int]) -> dict[str, int]:
@@ -54,19 +72,37 @@ def distribute(
     total_min = sum(mins.values())
     if min_scaling and total_min > pool:
         mins = {n: (max(pool, 0) * m // total_min) for n, m in mins.items()}
-    given = {n: min(requests[n], mins[n]) for n in requests}
-    left = pool - sum(given.values())
-    hungry = {n for n in requests if given[n] < requests[n] and weights.get(n, 0) > 0}
-    while left > 0 and hungry:
-        shares = weighted_shares(left, {n: weights[n] for n in hungry})
-        left = 0
-        for name, share in shares.items():
-            room = requests[name] - given[name]
-            taken = min(share, room)
-            given[name] += taken
-            left += share - taken
-            if taken == room:
-                hungry.discard(name)
+    elif pool >= sum(requests.values()):
+        # Enough for every request: borrowers get theirs, a zero weight only up to its min.
+        return {n: r if weights.get(n, 0) > 0 else min(r, mins[n]) for n, r in requests.items()}
+    given: dict[str, int] = {}
+    hungry: list[str] = []
+    left = pool
+    for name, wanted in requests.items():
+        floor = mins[name]
+        granted = wanted if wanted < floor else floor
+        given[name] = granted
+        left -= granted
+        if granted < wanted and weights.get(name, 0) > 0:
+            hungry.append(name)
+    if left <= 0 or not hungry:
+        return given
+    # Water-filling in one pass: a child whose proportional share of what is left would exceed
+    # its room is capped at its room, and what it leaves is shared again among the rest. Taking
+    # children by room per unit of weight, smallest first, caps exactly those the repeated
+    # re-sharing would cap; the rest share what is left once, by largest remainder.
+    rooms = {name: requests[name] - given[name] for name in hungry}
+    hungry.sort(key=lambda n: (rooms[n] / weights[n], n))
+    total = sum(weights[name] for name in hungry)
+    for index, name in enumerate(hungry):
+        if rooms[name] * total > left * weights[name]:
+            rest = hungry[index:]
+            for other, share in weighted_shares(left, {n: weights[n] for n in rest}).items():
+                given[other] += share
+            return given
+        given[name] += rooms[name]
+        left -= rooms[name]
+        total -= weights[name]
     return given
 
 
@@ -75,9 +111,7 @@ class QuotaTree:
 
     def __init__(self, min_scaling: bool = True) -> None:
         self.min_scaling = min_scaling
-        self.nodes: dict[str, QuotaNode] = {
-            ROOT_QUOTA: QuotaNode(ElasticQuotaSpec(ROOT_QUOTA, is_parent=True))
-        }
+        self.nodes: dict[str, QuotaNode] = {ROOT_QUOTA: QuotaNode(ElasticQuotaSpec(ROOT_QUOTA, is_parent=True))}
         self.pool: dict[str, int] = {}
 
     # -- structure ----------------------------------------------------------------------
@@ -92,6 +126,13 @@ class QuotaTree:
             if name != ROOT_QUOTA:
                 parent = self.nodes[name].spec.parent or ROOT_QUOTA
                 self.nodes.get(parent, root).children.append(name)
+        for node in self.nodes.values():
+            for child in node.children:
+                member = self.nodes[child]
+                for key in member.max:
+                    node.members.setdefault(key, []).append(member)
+                    node.member_mins.setdefault(key, {})[child] = member.min.get(key, 0)
+                    node.member_weights.setdefault(key, {})[child] = member.weights.get(key, 0)
         self.recompute_all()
 
     def parent_of(self, name: str) -> str | None:
@@ -113,14 +154,16 @@ class QuotaTree:
             request: dict[str, int] = {}
             for child_name in node.children:
                 child = self.nodes[child_name]
+                cap = child.max
                 for key, value in child.request.items():
-                    if key in child.spec.max:
-                        value = min(value, child.spec.max[key])
+                    limit = cap.get(key)
+                    if limit is not None and value > limit:
+                        value = limit
                     request[key] = request.get(key, 0) + value
         else:
             request = dict(node.pods)
         if not node.spec.allow_lent_resource:
-            for key, value in node.spec.min.items():
+            for key, value in node.min.items():
                 request[key] = max(request.get(key, 0), value)
         return request
 
@@ -136,16 +179,16 @@ class QuotaTree:
         pool = self.pool if name == ROOT_QUOTA else node.runtime
         changed: list[str] = []
         fresh: dict[str, dict[str, int]] = {child: {} for child in node.children}
-        keys = {key for child in node.children for key in self.nodes[child].spec.max}
-        for key in keys:
-            members = [c for c in node.children if key in self.nodes[c].spec.max]
-            requests = {
-                c: min(self.nodes[c].request.get(key, 0), self.nodes[c].spec.max[key]) for c in members
-            }
-            mins = {c: self.nodes[c].spec.min.get_value(key) for c in members}
-            weights = {c: self.nodes[c].weight(key) for c in members}
+        for key, members in node.members.items():
+            requests: dict[str, int] = {}
+            for member in members:
+                cap = member.max[key]
+                wanted = member.request.get(key, 0)
+                requests[member.spec.name] = wanted if wanted < cap else cap
             available = pool.get(key, 0) if name == ROOT_QUOTA or key in pool else sum(requests.values())
-            for child, value in distribute(available, mins, requests, weights, self.min_scaling).items():
+            for child, value in distribute(
+                available, node.member_mins[key], requests, node.member_weights[key], self.min_scaling
+            ).items():
                 fresh[child][key] = value
         for child, runtime in fresh.items():
             if self.nodes[child].runtime != runtime:

@@ -31,6 +31,21 @@ def test_mins_scale_down_when_pool_is_short() -> None:
     assert shares == {"a": 5, "b": 5}
 
 
+def test_surplus_of_a_capped_borrower_is_shared_by_exact_proportion_not_rounded_twice() -> None:
+    # pool 18; mins give c0 3, c1 1, c2 2 and leave 12 for c1 (room 2, weight 4), c2 (room 22,
+    # weight 5) and c4 (room 18, weight 4). c1 is capped at its room; the 10 left split 5:4 is
+    # 5.56 and 4.44, so c2 gets 6 and c4 4. Rounding each re-sharing round on its own would give
+    # c4 a unit more than its exact share (c2 7, c4 5).
+    shares = distribute(
+        18,
+        {"c0": 3, "c1": 1, "c2": 2, "c3": 0, "c4": 0},
+        {"c0": 27, "c1": 3, "c2": 24, "c3": 6, "c4": 18},
+        {"c0": 0, "c1": 4, "c2": 5, "c3": 0, "c4": 4},
+        True,
+    )
+    assert shares == {"c0": 3, "c1": 3, "c2": 8, "c3": 0, "c4": 4}
+
+
 def _manager(total: int = 100) -> ElasticQuotaManager:
     manager = ElasticQuotaManager(Settings(recycle_delay=10.0))
     manager.set_cluster_total(Resource({GPU: total}))
