@@ -125,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--users", type=int, default=0, help="spread pods over N users with limits on every queue")
     bench.add_argument("--groups", type=int, default=0, help="with --users: N groups")
     bench.add_argument("--emulator", action="store_true", help="bind through the whole shim against the emulator")
+    bench.add_argument("--sweep", action="store_true", help="run 500, 5,000 and 20,000 nodes and print a table")
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")
     bench.set_defaults(handler=bench_command)
 
@@ -132,14 +133,19 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--kubeconfig", help="kubeconfig file (default: in-cluster, then ~/.kube/config)")
     run.add_argument("--context", help="kubeconfig context")
     run.add_argument("--namespace", default=None, help="where the ConfigMap and Lease live")
-    run.add_argument("--configmap", default="herder-config", help="the scheduler ConfigMap's name")
+    run.add_argument(
+        "--config-map", "--configmap", dest="configmap", default="herder-config", help="the scheduler ConfigMap"
+    )
     run.add_argument("--config", metavar="FILE", help="queues.yaml to use when the ConfigMap has none")
     run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a setting")
     run.add_argument("--rest-port", type=int, default=9080, help="REST API and /metrics port (0: off)")
     run.add_argument("--webhook-port", type=int, default=0, help="admission webhook port (0: off)")
     run.add_argument("--webhook-cert", help="TLS certificate for the webhook server")
     run.add_argument("--webhook-key", help="TLS key for the webhook server")
-    run.add_argument("--identity", help="this replica's name in the Lease (default: hostname)")
+    run.add_argument(
+        "--webhook-cert-dir", metavar="DIR", help="directory with tls.crt and tls.key (the chart mounts one)"
+    )
+    run.add_argument("--identity", help="this replica's name in the Lease (default: $POD_NAME, else hostname)")
     run.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     run.set_defaults(handler=run_command)
     return parser
@@ -148,6 +154,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "webhook_cert_dir", None):
+        directory = Path(args.webhook_cert_dir)
+        args.webhook_cert = args.webhook_cert or str(directory / "tls.crt")
+        args.webhook_key = args.webhook_key or str(directory / "tls.key")
     try:
         code: int = args.handler(args)
     except KeyboardInterrupt:
