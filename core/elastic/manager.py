@@ -56,6 +56,30 @@ class _Pod:
     preemptible: bool
 
 
+class _UsageSum:
+    """What a set of running pods uses, kept as they come and go instead of summed on every
+    admission: a key is named while any counted pod names it, exactly as a fresh sum would."""
+
+    __slots__ = ("counts", "values")
+
+    def __init__(self) -> None:
+        self.values: dict[str, int] = {}
+        self.counts: dict[str, int] = {}
+
+    def add(self, resource: Resource, sign: int) -> None:
+        for key, value in resource.items():
+            count = self.counts.get(key, 0) + sign
+            if count:
+                self.counts[key] = count
+                self.values[key] = self.values.get(key, 0) + sign * value
+            else:
+                del self.counts[key]
+                del self.values[key]
+
+    def resource(self) -> Resource:
+        return Resource(self.values)
+
+
 class ElasticQuotaManager:
     def __init__(self, settings: Settings | None = None) -> None:
         self._lock = threading.RLock()
@@ -64,6 +88,9 @@ class ElasticQuotaManager:
         self._tree = QuotaTree(self._settings.min_scaling)
         self._requests: dict[str, _Pod] = {}
         self._running: dict[str, tuple[_Pod, RunningPod]] = {}
+        self._used_by: dict[str, _UsageSum] = {}  # running pods per quota
+        self._fixed_by: dict[str, _UsageSum] = {}  # running non-preemptible pods per quota
+        self._outside_tree = _UsageSum()  # running pods of the system and default quotas
         self._total = Resource()
         self._foreign = Resource()
         self._over_since: dict[str, float] = {}
@@ -130,10 +157,7 @@ class ElasticQuotaManager:
             self._refresh_pool()
 
     def _refresh_pool(self) -> None:
-        taken = self._foreign
-        for pod, _ in self._running.values():
-            if pod.quota in (SYSTEM_QUOTA, DEFAULT_QUOTA):
-                taken = taken + pod.resource
+        taken = self._foreign + self._outside_tree.values
         self._tree.set_pool((self._total - taken).clamp_non_negative().to_dict())
 
     def _in_tree(self, quota: str) -> bool:
@@ -158,16 +182,30 @@ class ElasticQuotaManager:
     ) -> None:
         with self._lock:
             pod = _Pod(quota, resource, preemptible)
+            previous = self._running.get(key)
+            if previous is not None:
+                self._count_running(previous[0], -1)
             self._running[key] = (pod, RunningPod(key, resource, priority, start_time, preemptible))
-            if quota in (SYSTEM_QUOTA, DEFAULT_QUOTA):
+            self._count_running(pod, 1)
+            outside = (SYSTEM_QUOTA, DEFAULT_QUOTA)
+            if quota in outside or (previous is not None and previous[0].quota in outside):
                 self._refresh_pool()
 
     def release(self, key: str) -> None:
         with self._lock:
             entry = self._running.pop(key, None)
             self._refused.pop(key, None)
-            if entry is not None and entry[0].quota in (SYSTEM_QUOTA, DEFAULT_QUOTA):
-                self._refresh_pool()
+            if entry is not None:
+                self._count_running(entry[0], -1)
+                if entry[0].quota in (SYSTEM_QUOTA, DEFAULT_QUOTA):
+                    self._refresh_pool()
+
+    def _count_running(self, pod: _Pod, sign: int) -> None:
+        self._used_by.setdefault(pod.quota, _UsageSum()).add(pod.resource, sign)
+        if not pod.preemptible:
+            self._fixed_by.setdefault(pod.quota, _UsageSum()).add(pod.resource, sign)
+        if pod.quota in (SYSTEM_QUOTA, DEFAULT_QUOTA):
+            self._outside_tree.add(pod.resource, sign)
 
     # -- reading ------------------------------------------------------------------------
     def _max(self, quota: str) -> Resource:
@@ -184,11 +222,8 @@ class ElasticQuotaManager:
             return Resource(node.runtime) if node else Resource()
 
     def _used(self, quota: str, only_non_preemptible: bool = False) -> Resource:
-        used = Resource()
-        for pod, _ in self._running.values():
-            if pod.quota == quota and not (only_non_preemptible and pod.preemptible):
-                used = used + pod.resource
-        return used
+        sums = (self._fixed_by if only_non_preemptible else self._used_by).get(quota)
+        return sums.resource() if sums is not None else Resource()
 
     def _subtree_used(self, name: str) -> Resource:
         node = self._tree.nodes[name]
