@@ -556,6 +556,11 @@ class Scheduler:
         with self._lock:
             return self._state.allocations.get(key)
 
+    def quota_of(self, key: str) -> str | None:
+        """The elastic quota a pending or running pod counts against (`default`, `system` or a tree quota)."""
+        with self._lock:
+            return self._state.ask_quota.get(key)
+
     def state_dump(self) -> dict[str, Any]:
         with self._lock:
             return dao.full_state_dump(self._state)
