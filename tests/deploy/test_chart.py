@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+from shim.cli import build_parser
 from tests.deploy.conftest import CHART
 
 Manifest = dict[str, Any]
@@ -161,3 +162,13 @@ def test_service_monitor_scrapes_metrics_only_when_asked(render: Callable[..., l
 
 def test_disruption_budget_keeps_one_replica(render: Callable[..., list[Manifest]]) -> None:
     assert _one(render(), "PodDisruptionBudget")["spec"]["minAvailable"] == 1
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_the_container_command_is_one_herder_run_accepts(
+    render: Callable[..., list[Manifest]], variant: str
+) -> None:
+    container = _one(render(*VARIANTS[variant]), "Deployment")["spec"]["template"]["spec"]["containers"][0]
+    args = build_parser().parse_args(container["args"])
+    assert args.command == "run"
+    assert args.configmap == _one(render(*VARIANTS[variant]), "ConfigMap")["metadata"]["name"]

@@ -1,0 +1,86 @@
+"""The `herder` command as a user meets it: exit codes, messages on stderr, and the flags the chart passes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shim.cli import build_parser, main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_version_names_the_installed_distribution(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.startswith("herder ")
+
+
+def test_validate_accepts_the_shipped_scheduler_config_map(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(ROOT / "manifests" / "examples" / "scheduler-config.yaml")]) == 0
+    assert "valid" in capsys.readouterr().out
+
+
+def test_validate_lists_every_problem_with_its_path_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "queues.yaml"
+    config.write_text(
+        "partitions:\n"
+        "  - name: default\n"
+        "    queues:\n"
+        "      - name: root\n"
+        "        colour: blue\n"
+        "        queues:\n"
+        "          - name: a\n"
+        "            resources: {guaranteed: {vcore: 4}, max: {vcore: 2}}\n"
+    )
+    assert main(["validate", str(config)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "unknown key 'colour'" in captured.err
+    assert "partitions[default].queues.root" in captured.err
+
+
+def test_validate_refuses_a_bad_setting_in_the_config_map(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    manifest = tmp_path / "cm.yaml"
+    manifest.write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: herder-config}\n"
+        "data:\n  queues.yaml: |\n    partitions: [{name: default, queues: [{name: root}]}]\n"
+        "  quota.recycle.delay: soon\n"
+    )
+    assert main(["validate", str(manifest)]) == 1
+    assert "quota.recycle.delay" in capsys.readouterr().err
+
+
+def test_validate_of_a_missing_file_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(tmp_path / "nope.yaml")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_validate_of_broken_yaml_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("partitions: [\n")
+    assert main(["validate", str(broken)]) == 1
+    assert "not valid YAML" in capsys.readouterr().err
+
+
+def test_run_accepts_the_flags_the_helm_chart_passes() -> None:
+    args = build_parser().parse_args(
+        [
+            "run",
+            "--namespace=herder-system",
+            "--config-map=herder-config",
+            "--rest-port=9080",
+            "--webhook-port=9443",
+            "--webhook-cert-dir=/etc/herder/webhook",
+        ]
+    )
+    assert (args.namespace, args.configmap, args.rest_port, args.webhook_port) == (
+        "herder-system",
+        "herder-config",
+        9080,
+        9443,
+    )
