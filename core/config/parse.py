@@ -306,8 +306,11 @@ def _rule(reader: _Reader, raw: object, path: str) -> PlacementRuleConfig:
             groups=reader.names(fdata.get("groups"), f"{path}.filter.groups"),
         )
     parent = None
-    if data.get("parent") is not None:
-        parent = _rule(reader, data.get("parent"), f"{path}.parent")
+    raw_parent = data.get("parent")
+    if isinstance(raw_parent, list) and len(raw_parent) == 1:
+        raw_parent = raw_parent[0]  # YuniKorn's documentation (seed 004) writes the parent rule as a one-item list
+    if raw_parent is not None:
+        parent = _rule(reader, raw_parent, f"{path}.parent")
     return PlacementRuleConfig(
         name=reader.string(data.get("name"), f"{path}.name"),
         create=reader.boolean(data.get("create"), f"{path}.create"),

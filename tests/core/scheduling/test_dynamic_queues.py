@@ -1,0 +1,120 @@
+"""Queues placement creates for namespaces (seed 004): made on demand with the namespace's
+limits, gone when their last application completes; static queues stay."""
+
+from __future__ import annotations
+
+import textwrap
+
+from core.config import load_config
+from core.scheduler import COMPLETING_TIMEOUT
+from tests.core.scheduling.world import World
+
+PARENTS = """
+partitions:
+  - name: default
+    placementrules:
+      - name: tag
+        value: namespace
+        create: true
+        parent:
+          - name: tag
+            value: namespace.parentqueue
+    queues:
+      - name: root
+        submitacl: '*'
+        queues:
+          - name: production
+            parent: true
+            resources: {max: {vcore: 4}}
+          - name: development
+            parent: true
+"""
+
+
+def test_a_namespace_gets_its_queue_and_loses_it_when_empty() -> None:
+    world = World()  # the default config: tag namespace, create
+    world.node("n1")
+    world.pod("p1", namespace="team-a", app="job")
+    assert world.has_queue("root.team-a")
+    assert world.queue("root.team-a")["isManaged"] is False
+    assert world.schedule() == {"p1": "n1"}
+    world.finish("p1")
+    assert world.app_state("job") == "Completing"
+    assert world.has_queue("root.team-a")  # a pod of the job may still come back
+    world.schedule(advance=COMPLETING_TIMEOUT)
+    assert world.app_state("job") == "Completed"
+    assert not world.has_queue("root.team-a")
+
+
+def test_namespace_annotations_set_the_created_queues_limits() -> None:
+    world = World()
+    world.node("n1", cpu=16)
+    tags = {"namespace.resourcequota": '{"vcore": 2500}', "namespace.resourcemaxapps": "1"}
+    world.pods(3, namespace="capped", tags=tags, app="job")
+    world.pod("other", namespace="capped", tags=tags, app="job2", cpu=0.5)
+    world.schedule()
+    assert world.queue("root.capped")["maxResource"] == {"vcore": 2500}
+    assert world.queue("root.capped")["maxRunningApps"] == 1
+    assert world.allocated("root.capped")["vcore"] == 2000
+    assert world.reason("p2") == "queue root.capped would exceed max vcore: 2000m allocated + 1000m asked > 2500m"
+    assert world.reason("other") == "queue root.capped has reached maxapplications 1 (1 running)"
+
+
+def test_the_parent_annotation_places_the_namespace_under_a_configured_parent() -> None:
+    world = World(PARENTS)
+    world.node("n1", cpu=16)
+    tags = {"namespace.parentqueue": "production"}
+    world.pods(5, namespace="finance", tags=tags, app="report")
+    world.schedule()
+    assert world.has_queue("root.production.finance")
+    assert world.allocated("root.production.finance")["vcore"] == 4000  # the parent's max holds
+    assert "queue root.production would exceed max vcore" in (world.reason("p4") or "")
+
+
+def test_a_static_queue_stays_when_empty() -> None:
+    world = World(PARENTS)
+    world.node("n1")
+    world.pod("p1", namespace="dev", tags={"namespace.parentqueue": "root.development"}, app="job")
+    world.schedule()
+    world.finish("p1")
+    world.schedule(advance=COMPLETING_TIMEOUT)
+    assert not world.has_queue("root.development.dev")
+    assert world.has_queue("root.development")
+
+
+def test_an_application_no_rule_places_is_rejected_with_the_reason() -> None:
+    world = World(PARENTS)
+    world.node("n1")
+    world.pod("p1", namespace="lost", tags={"namespace.parentqueue": "nowhere"}, app="job")
+    assert world.schedule() == {}
+    reason = world.reason("p1") or ""
+    assert reason.startswith("no placement rule matched")
+    assert "root.nowhere" in reason
+    rejected = [a for a in world.sched.applications_document() if a["applicationID"] == "job"]
+    assert rejected[0]["applicationState"] == "Rejected"
+
+
+def test_a_completing_application_keeps_its_queue_when_a_pod_comes_back() -> None:
+    world = World()
+    world.node("n1")
+    world.pod("p1", namespace="team-b", app="job")
+    world.schedule()
+    world.finish("p1")
+    world.schedule(advance=COMPLETING_TIMEOUT / 2)
+    world.pod("p2", namespace="team-b", app="job")
+    world.schedule(advance=COMPLETING_TIMEOUT)
+    assert world.app_state("job") == "Running"
+    assert world.has_queue("root.team-b")
+
+
+def test_the_parent_rule_reads_the_same_as_a_mapping_or_the_documented_one_item_list() -> None:
+    as_list = load_config(textwrap.dedent(PARENTS))
+    as_mapping = load_config(
+        textwrap.dedent(PARENTS).replace(
+            "          - name: tag\n            value: namespace.parentqueue",
+            "          name: tag\n          value: namespace.parentqueue",
+        )
+    )
+    rule = as_list.partition().placement_rules[0]
+    assert rule.parent is not None and rule.parent.value == "namespace.parentqueue"
+    assert as_mapping.partition().placement_rules == as_list.partition().placement_rules
