@@ -507,6 +507,11 @@ class Scheduler:
         with self._locked() as state:
             return state.quotas.status()
 
+    def quota_tree(self) -> tuple[dict[str, ElasticQuotaSpec], dict[str, int]]:
+        """The quota specs by name and the pods counting against each (what the webhook validates against)."""
+        with self._lock:
+            return self._state.quotas.tree()
+
     # -- running -------------------------------------------------------------------------
     def schedule(self, now: float | None = None) -> int:
         """One scheduling cycle: place every pending pod that can run now."""

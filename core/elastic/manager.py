@@ -110,6 +110,11 @@ class ElasticQuotaManager:
             counts[pod.quota] = counts.get(pod.quota, 0) + 1
         return counts
 
+    def tree(self) -> tuple[dict[str, ElasticQuotaSpec], dict[str, int]]:
+        """The quotas by name and how many pods (pending or running) count against each."""
+        with self._lock:
+            return dict(self._specs), self._pods_by_quota()
+
     def update_quota(self, spec: ElasticQuotaSpec) -> None:
         with self._lock:
             problems = validate_quota_change(self._specs, spec, self._pods_by_quota())
