@@ -190,6 +190,19 @@ def _commit(
             name=ask.display_name,
         )
     )
+    ignored = ask.constraints.unsupported_preferred
+    if ignored:
+        state.emit(
+            SchedulingEvent(
+                time=now,
+                type=REQUEST,
+                object_id=ask.key,
+                reason="PreferencesIgnored",
+                message=f"placed on node {node_id} without weighing rules Herder ignores: {', '.join(ignored)}",
+                reference_id=app.app_id,
+                name=ask.display_name,
+            )
+        )
     return allocation
 
 

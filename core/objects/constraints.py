@@ -80,12 +80,12 @@ class NodeSelectorRequirement:
 
 @dataclass(frozen=True, slots=True)
 class NodeSelectorTerm:
-    """All requirements of a term must match (AND)."""
+    """All requirements of a term must match (AND); an empty term matches no node, as in Kubernetes."""
 
     requirements: tuple[NodeSelectorRequirement, ...]
 
     def matches(self, labels: Mapping[str, str], node_name: str) -> bool:
-        return all(req.matches(labels, node_name) for req in self.requirements)
+        return bool(self.requirements) and all(req.matches(labels, node_name) for req in self.requirements)
 
 
 @dataclass(frozen=True, slots=True)
