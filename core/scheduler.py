@@ -147,6 +147,7 @@ class Scheduler:
         with self._locked() as state:
             partition = state.partition
             node = partition.nodes.get(info.node_id)
+            old_capacity = None
             if node is None:
                 node = Node(info)
                 partition.nodes[info.node_id] = node
@@ -154,13 +155,14 @@ class Scheduler:
             elif node.info == info:
                 return
             else:
+                old_capacity = node.info.capacity
                 node.info = info
             partition.node_index.put(node)
             for key, allocation in list(state.waiting_for_node.items()):
                 if allocation.node_id == info.node_id:
                     del state.waiting_for_node[key]
                     self._add_allocation_locked(state, allocation, self._now(now))
-            self._capacity_changed(state)
+            self._capacity_changed(state, old_capacity, info.capacity)
             self._changed(state)
 
     def remove_node(self, node_id: str, now: float | None = None) -> None:
@@ -175,12 +177,12 @@ class Scheduler:
             del state.partition.nodes[node_id]
             state.partition.node_index.remove(node_id)
             state.emit(SchedulingEvent(when, NODE, node_id, "NodeRemoved"))
-            self._capacity_changed(state)
+            self._capacity_changed(state, node.info.capacity, None)
             self._changed(state)
 
     @staticmethod
-    def _capacity_changed(state: CoreState) -> None:
-        state.partition.recompute_capacity()
+    def _capacity_changed(state: CoreState, old: Resource | None, new: Resource | None) -> None:
+        state.partition.node_capacity_changed(old, new)
         state.quotas.set_cluster_total(Resource(state.partition.cluster_capacity))
         state.fit_failures.clear()
 
@@ -419,8 +421,13 @@ class Scheduler:
         state.metrics.releases += 1
 
     def _settle(self, state: CoreState, app: Application, now: float) -> None:
-        """An application with nothing left pending or running starts completing."""
-        if app.asks or app.allocations:
+        """An application with nothing left pending or running starts completing; one that was
+        starting and has nothing left to wait for is running."""
+        if app.asks:
+            return
+        if app.allocations:
+            if app.state is AppState.STARTING:
+                app.transition(AppState.RUNNING, now)
             return
         if app.state in (AppState.ACCEPTED, AppState.STARTING, AppState.RUNNING):
             app.transition(AppState.COMPLETING, now)
