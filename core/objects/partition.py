@@ -12,7 +12,7 @@ them stay as draining queues until they are empty, and nothing is counted twice.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from core.config.schema import PartitionConfig, QueueConfig
 from core.objects.application import Application
@@ -48,6 +48,7 @@ class Partition:
         self.nodes: dict[str, Node] = {}
         self.node_index = NodeIndex(config.node_sort_policy.type, config.node_sort_policy.resource_weights)
         self.cluster_capacity: dict[str, int] = {}
+        self._capacity_nodes: dict[str, int] = {}  # per resource, how many nodes name it
         self.applications: dict[str, Application] = {}
         self.placement = PlacementManager(config.placement_rules)
         self.root = self._build_tree(config.root)
@@ -231,10 +232,19 @@ class Partition:
         return queue, ""
 
     # -- nodes ---------------------------------------------------------------------------
-    def recompute_capacity(self) -> None:
-        total: dict[str, int] = {}
-        for node in self.nodes.values():
-            for key, val in node.info.capacity.items():
-                total[key] = total.get(key, 0) + val
+    def node_capacity_changed(self, old: Mapping[str, int] | None, new: Mapping[str, int] | None) -> None:
+        """A node came (`old` None), went (`new` None) or changed size: the cluster's size follows
+        by the difference, so loading thousands of nodes stays linear. A resource is named while
+        any node names it, as a fresh sum over the nodes would."""
+        total = dict(self.cluster_capacity)
+        for capacity, sign in ((old, -1), (new, 1)):
+            for key, val in (capacity or {}).items():
+                count = self._capacity_nodes.get(key, 0) + sign
+                if count:
+                    self._capacity_nodes[key] = count
+                    total[key] = total.get(key, 0) + sign * val
+                else:
+                    del self._capacity_nodes[key]
+                    del total[key]
         self.cluster_capacity = total
         self.root.max = Resource(total)
