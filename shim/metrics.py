@@ -1,0 +1,333 @@
+"""Herder's Prometheus metrics: read from the scheduler at scrape time, plus the shim's own.
+
+`HerderCollector.collect()` turns the core's plain numbers (`core.metrics`), its documents
+(queues, partition, nodes), the elastic quota status and the user group manager's usage
+samples into metric families on every scrape, so nothing is kept twice and nothing goes
+stale. `ShimMetrics` is the part only the operator knows: how long binds take, why they
+fail, how evictions end; the binder and evictor call it, the collector reads it.
+
+Names follow Prometheus habits: `herder_` prefix, `_total` counters, `_seconds` histograms.
+Resource gauges carry a `resource` label and core units (`vcore` in millicores, `memory` in
+bytes, `pods` and other resources as counts). Labels are bounded by the cluster's shape:
+resource, queue, quota, user, group, state or result; never a pod or a node name.
+
+    shim_metrics = ShimMetrics()
+    registry = metrics_registry(scheduler, status, shim_metrics)   # served at /metrics
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
+
+from prometheus_client import CollectorRegistry
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector
+
+from core.metrics import Histogram
+from core.scheduler import Scheduler
+
+if TYPE_CHECKING:  # shim.rest imports this module; the status is only read here
+    from shim.rest.status import RestStatus
+
+# Seconds, 5 ms to 30 s: a bind is an API call, slower than a scheduling decision.
+BIND_BUCKETS: tuple[float, ...] = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+MAX_LABEL_VALUES = 32  # distinct bind-error reasons or eviction results kept; more are "other"
+
+
+def _herder_version() -> str:
+    try:
+        return version("herder")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+class _LabelCounter:
+    """Counts per label value, with a bounded number of distinct values."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[str, int] = {}
+
+    def inc(self, value: str) -> None:
+        value = value.strip().lower() or "unknown"
+        with self._lock:
+            if value not in self._counts and len(self._counts) >= MAX_LABEL_VALUES:
+                value = "other"
+            self._counts[value] = self._counts.get(value, 0) + 1
+
+    def snapshot(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self._counts)
+
+
+class ShimMetrics:
+    """What the operator measures: bind latency and errors, eviction results. Thread-safe.
+
+    Pass short, fixed words, not error messages: bind errors `gone` (404/409), `failed`
+    (a final API error), `exhausted` (retries used up); eviction results `evicted`,
+    `refused` (a PodDisruptionBudget said no), `gone`, `failed`.
+    """
+
+    def __init__(self) -> None:
+        self.bind_latency = Histogram(BIND_BUCKETS, window=10_000)
+        self._bind_errors = _LabelCounter()
+        self._evictions = _LabelCounter()
+
+    def observe_bind(self, seconds: float) -> None:
+        self.bind_latency.observe(seconds)
+
+    def bind_error(self, reason: str) -> None:
+        self._bind_errors.inc(reason)
+
+    def eviction(self, result: str) -> None:
+        self._evictions.inc(result)
+
+    def bind_errors(self) -> dict[str, int]:
+        return self._bind_errors.snapshot()
+
+    def evictions(self) -> dict[str, int]:
+        return self._evictions.snapshot()
+
+
+# The core's counters: attribute -> (metric name without _total, help, labels).
+_CORE_COUNTERS: dict[str, tuple[str, str, dict[str, str]]] = {
+    "allocations": (
+        "herder_scheduling_attempts",
+        "Pending pods the scheduler tried to place, by result",
+        {"result": "allocated"},
+    ),
+    "attempts_failed": (
+        "herder_scheduling_attempts",
+        "Pending pods the scheduler tried to place, by result",
+        {"result": "pending"},
+    ),
+    "cycles": ("herder_scheduling_cycles", "Scheduling cycles run", {}),
+    "releases": ("herder_allocations_released", "Herder pods that ended (finished, deleted or rolled back)", {}),
+    "bind_rollbacks": ("herder_bind_rollbacks", "Placements rolled back before the bind was confirmed", {}),
+    "evictions": ("herder_eviction_requests", "Evictions the recycler or preemption asked for", {}),
+    "evictions_refused": ("herder_eviction_refusals", "Evictions refused (a PodDisruptionBudget, an API error)", {}),
+    "preemptions": ("herder_preemptions", "In-quota preemptions started for a higher-priority pod", {}),
+    "config_updates": ("herder_config_updates", "Configuration updates, by result", {"result": "applied"}),
+    "config_refused": ("herder_config_updates", "Configuration updates, by result", {"result": "refused"}),
+    "quota_refused": ("herder_quota_updates_refused", "ElasticQuota changes refused as invalid", {}),
+    "apps_submitted": ("herder_applications_submitted", "Applications submitted, by result", {"result": "accepted"}),
+    "apps_rejected": ("herder_applications_submitted", "Applications submitted, by result", {"result": "rejected"}),
+}
+
+
+def _histogram(name: str, documentation: str, hist: Histogram) -> HistogramMetricFamily:
+    cumulative = hist.cumulative()
+    count, total = hist.count, hist.sum
+    top = max(count, cumulative[-1][1] if cumulative else 0)
+    buckets: list[tuple[str, float]] = [(repr(float(bound)), float(n)) for bound, n in cumulative]
+    buckets.append(("+Inf", float(top)))
+    return HistogramMetricFamily(name, documentation, buckets=buckets, sum_value=total)
+
+
+def _resource_gauge(
+    name: str, documentation: str, labels: list[str], rows: Iterable[tuple[list[str], Mapping[str, int] | None]]
+) -> GaugeMetricFamily:
+    family = GaugeMetricFamily(
+        name, documentation + " (vcore in millicores, memory in bytes)", labels=[*labels, "resource"]
+    )
+    for values, resource in rows:
+        for key, amount in sorted((resource or {}).items()):
+            family.add_metric([*values, key], float(amount))
+    return family
+
+
+def _walk(queue: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield queue
+    for child in queue.get("children", []):
+        yield from _walk(child)
+
+
+class HerderCollector(Collector):
+    def __init__(self, scheduler: Scheduler, status: RestStatus, shim: ShimMetrics | None = None) -> None:
+        self._scheduler = scheduler
+        self._status = status
+        self._shim = shim
+
+    def collect(self) -> Iterator[Metric]:
+        yield from self._service()
+        yield from self._core_counters()
+        yield from self._latencies()
+        yield from self._partition()
+        yield from self._queues()
+        yield from self._quotas()
+        yield from self._usage()
+        if self._shim is not None:
+            yield from self._shim_families(self._shim)
+
+    def _service(self) -> Iterator[Metric]:
+        status = self._status
+        yield GaugeMetricFamily(
+            "herder_leader", "1 when this replica holds the Lease and schedules", value=float(status.leader)
+        )
+        yield GaugeMetricFamily(
+            "herder_ready", "1 once the initial sync of the cluster's state is done", value=float(status.synced)
+        )
+        info = GaugeMetricFamily("herder_info", "This replica's identity and version", labels=["identity", "version"])
+        info.add_metric([status.identity, _herder_version()], 1.0)
+        yield info
+
+    def _core_counters(self) -> Iterator[Metric]:
+        families: dict[str, CounterMetricFamily] = {}
+        for attribute, value in self._scheduler.metrics.counters().items():
+            name, documentation, labels = _CORE_COUNTERS.get(
+                attribute, (f"herder_core_{attribute}", f"The core's {attribute} counter", {})
+            )
+            family = families.get(name)
+            if family is None:
+                family = families[name] = CounterMetricFamily(name, documentation, labels=list(labels))
+            family.add_metric(list(labels.values()), float(value))
+        yield from families.values()
+
+    def _latencies(self) -> Iterator[Metric]:
+        metrics = self._scheduler.metrics
+        yield _histogram(
+            "herder_scheduling_decision_duration_seconds",
+            "Time to place one pending pod (checks, node fit and score, tracker updates)",
+            metrics.decision_latency,
+        )
+        yield _histogram(
+            "herder_scheduling_cycle_duration_seconds", "Time of one whole scheduling cycle", metrics.cycle_latency
+        )
+
+    def _partition(self) -> Iterator[Metric]:
+        part = self._scheduler.partitions_document()[0]
+        counts = self._scheduler.node_counts()
+        yield GaugeMetricFamily("herder_nodes", "Nodes known to the scheduler", value=float(counts["total"]))
+        yield GaugeMetricFamily(
+            "herder_nodes_schedulable",
+            "Nodes that take new pods (not cordoned, ready)",
+            value=float(counts["schedulable"]),
+        )
+        capacity = part["capacity"]
+        yield _resource_gauge(
+            "herder_cluster_capacity_resource", "The nodes' allocatable, summed", [], [([], capacity["capacity"])]
+        )
+        yield _resource_gauge(
+            "herder_cluster_used_resource",
+            "Used on the nodes by Herder's and other pods",
+            [],
+            [([], capacity["usedCapacity"])],
+        )
+        apps = GaugeMetricFamily("herder_applications", "Live applications by state", labels=["state"])
+        for state, count in part["applications"].items():
+            if state != "total":
+                apps.add_metric([state], float(count))
+        yield apps
+        yield GaugeMetricFamily(
+            "herder_allocated_pods", "Herder pods placed on nodes", value=float(part["totalContainers"])
+        )
+        yield GaugeMetricFamily(
+            "herder_pending_pods", "Herder pods waiting for a node", value=float(part["pendingRequests"])
+        )
+
+    def _queues(self) -> Iterator[Metric]:
+        queues = list(_walk(self._scheduler.queues_document()))
+        for field, what in (
+            ("allocatedResource", "allocated"),
+            ("pendingResource", "pending"),
+            ("maxResource", "max"),
+            ("guaranteedResource", "guaranteed"),
+        ):
+            yield _resource_gauge(
+                f"herder_queue_{what}_resource",
+                f"The queue's {what} resources",
+                ["queue"],
+                [([q["queuename"]], q[field]) for q in queues],
+            )
+        running = GaugeMetricFamily(
+            "herder_queue_running_applications", "Applications running in the queue", labels=["queue"]
+        )
+        limit = GaugeMetricFamily(
+            "herder_queue_max_running_applications", "The queue's maxapplications (when set)", labels=["queue"]
+        )
+        for q in queues:
+            running.add_metric([q["queuename"]], float(q["runningApps"]))
+            if q["maxRunningApps"]:
+                limit.add_metric([q["queuename"]], float(q["maxRunningApps"]))
+        yield running
+        yield limit
+
+    def _quotas(self) -> Iterator[Metric]:
+        status = self._scheduler.quota_status()
+        for what, documentation in (
+            ("min", "The quota's guaranteed minimum"),
+            ("max", "The quota's maximum"),
+            ("runtime", "The quota's fair share now: what it may use"),
+            ("used", "What the quota's pods use"),
+            ("request", "What the quota's pods ask (pending and running)"),
+        ):
+            yield _resource_gauge(
+                f"herder_quota_{what}_resource",
+                documentation,
+                ["quota"],
+                [([name], getattr(quota, what)) for name, quota in sorted(status.items())],
+            )
+
+    def _usage(self) -> Iterator[Metric]:
+        samples = self._scheduler.usage_samples()
+        for kind in ("user", "group"):
+            mine = [s for s in samples if s.kind == kind]
+            yield _resource_gauge(
+                f"herder_{kind}_used_resource",
+                f"What the {kind}'s pods use in the queue",
+                [kind, "queue"],
+                [([s.name, s.queue_path], s.resource) for s in mine],
+            )
+            yield _resource_gauge(
+                f"herder_{kind}_max_resource",
+                f"The {kind}'s maxresources limit in the queue (when set)",
+                [kind, "queue"],
+                [([s.name, s.queue_path], s.max_resources) for s in mine],
+            )
+            running = GaugeMetricFamily(
+                f"herder_{kind}_running_applications",
+                f"The {kind}'s running applications in the queue",
+                labels=[kind, "queue"],
+            )
+            limit = GaugeMetricFamily(
+                f"herder_{kind}_max_applications",
+                f"The {kind}'s maxapplications limit in the queue (when set)",
+                labels=[kind, "queue"],
+            )
+            for s in mine:
+                running.add_metric([s.name, s.queue_path], float(s.running_applications))
+                if s.max_applications:
+                    limit.add_metric([s.name, s.queue_path], float(s.max_applications))
+            yield running
+            yield limit
+
+    @staticmethod
+    def _shim_families(shim: ShimMetrics) -> Iterator[Metric]:
+        yield _histogram(
+            "herder_bind_duration_seconds", "Time to bind a placed pod through the API server", shim.bind_latency
+        )
+        errors = CounterMetricFamily("herder_bind_errors", "Binds that failed, by reason", labels=["reason"])
+        for reason, count in sorted(shim.bind_errors().items()):
+            errors.add_metric([reason], float(count))
+        yield errors
+        evictions = CounterMetricFamily(
+            "herder_evictions", "Evictions the shim carried out, by result", labels=["result"]
+        )
+        for result, count in sorted(shim.evictions().items()):
+            evictions.add_metric([result], float(count))
+        yield evictions
+
+
+def metrics_registry(scheduler: Scheduler, status: RestStatus, shim: ShimMetrics | None = None) -> CollectorRegistry:
+    """A registry of its own (not the process-global one) holding Herder's collector."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(HerderCollector(scheduler, status, shim))
+    return registry

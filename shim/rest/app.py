@@ -1,0 +1,57 @@
+"""The REST application: routes, middleware, its thread pool, and a helper to serve it.
+
+`build_rest_app` wires the handlers of `partition`, `usage` and `service` to one scheduler,
+one `RestStatus` and the metrics registry. The application owns a small thread pool for
+reading the scheduler (see `context.offload`); it is shut down with the application.
+`start_rest_server` binds it on a host and port and returns the aiohttp runner, whose
+`cleanup()` stops it.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+from aiohttp import web
+
+from core.scheduler import Scheduler
+from shim.metrics import ShimMetrics, metrics_registry
+from shim.rest import partition, service, usage
+from shim.rest.context import EXECUTOR, REGISTRY, SCHEDULER, STATUS
+from shim.rest.errors import error_middleware
+from shim.rest.status import RestStatus
+
+DEFAULT_PORT = 9080
+READERS = 4  # threads reading the scheduler for REST answers and scrapes at once
+
+
+def build_rest_app(
+    scheduler: Scheduler, status: RestStatus, shim_metrics: ShimMetrics | None = None, *, readers: int = READERS
+) -> web.Application:
+    """The read-only REST API and /metrics for `scheduler`; `status` says ready/leader/identity."""
+    app = web.Application(middlewares=[error_middleware])
+    app[SCHEDULER] = scheduler
+    app[STATUS] = status
+    app[REGISTRY] = metrics_registry(scheduler, status, shim_metrics)
+    app[EXECUTOR] = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="herder-rest")
+    app.add_routes(partition.routes)
+    app.add_routes(usage.routes)
+    app.add_routes(service.routes)
+
+    async def stop_readers(app: web.Application) -> None:
+        app[EXECUTOR].shutdown(wait=False, cancel_futures=True)
+
+    app.on_cleanup.append(stop_readers)
+    return app
+
+
+async def start_rest_server(app: web.Application, host: str = "0.0.0.0", port: int = DEFAULT_PORT) -> web.AppRunner:
+    """Serve `app` on host:port (port 0: any free port, see `runner.addresses`); `await runner.cleanup()` stops it."""
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    try:
+        await site.start()
+    except OSError:
+        await runner.cleanup()
+        raise
+    return runner

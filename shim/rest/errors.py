@@ -1,0 +1,71 @@
+"""Errors as YuniKorn's REST API shows them, and the headers every answer carries.
+
+Every failure, whether a handler's own (`RestError`: unknown queue, bad query value) or
+aiohttp's (no such route, wrong method, body too large), leaves as YuniKorn's error body
+`{"status_code": int, "message": str, "description": str}`: `message` is the short kind
+("Queue not found"), `description` says what and where. A bug in a handler is logged and
+answered with a 500 of the same shape instead of aiohttp's HTML page.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+log = logging.getLogger("herder.rest")
+
+JSON_TYPE = "application/json"
+
+CORS_HEADERS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Allow-Credentials": "true",
+    "Access-Control-Allow-Methods": "GET,POST,HEAD,OPTIONS",
+    "Access-Control-Allow-Headers": "X-Requested-With,Content-Type,Accept,Origin",
+}
+
+
+class RestError(Exception):
+    """A request Herder answers with an error status and YuniKorn's error body."""
+
+    def __init__(self, status: int, message: str, description: str) -> None:
+        super().__init__(description)
+        self.status = status
+        self.message = message
+        self.description = description
+
+
+def not_found(message: str, description: str) -> RestError:
+    return RestError(404, message, description)
+
+
+def bad_request(message: str, description: str) -> RestError:
+    return RestError(400, message, description)
+
+
+def error_response(status: int, message: str, description: str) -> web.Response:
+    body = {"status_code": status, "message": message, "description": description}
+    return web.Response(status=status, text=json.dumps(body), content_type=JSON_TYPE)
+
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@web.middleware
+async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        response = await handler(request)
+    except RestError as err:
+        response = error_response(err.status, err.message, err.description)
+    except web.HTTPException as err:
+        if err.status < 400:
+            raise
+        response = error_response(err.status, err.reason, f"{request.method} {request.path}: {err.reason}")
+    except Exception:
+        log.exception("REST %s %s failed", request.method, request.path)
+        response = error_response(500, "Internal error", f"{request.method} {request.path}: see the scheduler log")
+    for key, value in CORS_HEADERS.items():
+        response.headers.setdefault(key, value)
+    return response

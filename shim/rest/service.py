@@ -1,0 +1,147 @@
+"""The service endpoints: events, quotas, state dump, configuration, health and metrics.
+
+GET  /ws/v1/quotas                       Herder's elastic quota tree (+ system, default)
+GET  /ws/v1/events/batch?start=&count=   the event ring, YuniKorn's paging
+GET  /ws/v1/fullstatedump                the simulator report's `state` document (+ timestamp)
+GET  /ws/v1/config                       the running configuration (YAML; JSON on Accept)
+POST /ws/v1/validate-conf                queues.yaml text -> {"allowed", "reason"}
+GET  /ws/v1/scheduler/healthcheck        bookkeeping invariants (503 when one fails)
+GET  /healthz                            the process answers
+GET  /readyz                             200 once the initial sync is done; says who leads
+GET  /metrics  (and /ws/v1/metrics)      Prometheus text exposition
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import yaml
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from core.config import ConfigError, load_config
+from shim.rest.context import REGISTRY, json_answer, json_response, offload, scheduler_of, status_of
+from shim.rest.errors import JSON_TYPE, bad_request
+from shim.rest.health import health_document
+
+routes = web.RouteTableDef()
+
+DEFAULT_EVENT_COUNT = 100
+
+
+@routes.get("/ws/v1/quotas")
+async def quotas(request: web.Request) -> web.Response:
+    return await json_answer(request, scheduler_of(request).quotas_document)
+
+
+def _query_int(request: web.Request, key: str, default: int, minimum: int) -> int:
+    raw = request.query.get(key)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise bad_request(f"Invalid {key}", f"?{key}={raw}: expected a whole number") from None
+    if value < minimum:
+        raise bad_request(f"Invalid {key}", f"?{key}={raw}: must be at least {minimum}")
+    return value
+
+
+@routes.get("/ws/v1/events/batch")
+async def events_batch(request: web.Request) -> web.Response:
+    """Events with id >= start, oldest first, at most count; ids tell what the ring still holds."""
+    start = _query_int(request, "start", 0, 0)
+    count = _query_int(request, "count", DEFAULT_EVENT_COUNT, 1)
+    ring = scheduler_of(request).events
+    instance = status_of(request).instance_uuid
+
+    def build() -> dict[str, Any]:
+        records = []
+        for event in ring.batch(start, count):
+            record = event.to_dict()
+            record["timestampNano"] = int(event.time * 1e9)
+            records.append(record)
+        lowest = ring.lowest_id()
+        newest = ring.latest(1)
+        return {
+            "InstanceUUID": instance,
+            "LowestID": lowest,
+            "HighestID": newest[0].id if newest else lowest - 1,
+            "EventRecords": records,
+        }
+
+    return await json_answer(request, build)
+
+
+@routes.get("/ws/v1/fullstatedump")
+@routes.get("/debug/fullstatedump")
+async def full_state_dump(request: web.Request) -> web.Response:
+    sched = scheduler_of(request)
+
+    def build() -> dict[str, Any]:
+        return {"timestamp": time.time(), **sched.state_dump()}
+
+    return await json_answer(request, build)
+
+
+@routes.get("/ws/v1/config")
+async def config(request: web.Request) -> web.Response:
+    """The running configuration; YAML like YuniKorn unless the client accepts JSON."""
+    sched = scheduler_of(request)
+    if JSON_TYPE in request.headers.get("Accept", ""):
+        return await json_answer(request, sched.config_document)
+    text = await offload(request, lambda: yaml.safe_dump(sched.config_document(), sort_keys=False))
+    return web.Response(text=text, content_type="application/x-yaml", charset="utf-8")
+
+
+@routes.post("/ws/v1/validate-conf")
+async def validate_conf(request: web.Request) -> web.Response:
+    """Would this queues.yaml be accepted? Every problem is named in `reason`."""
+    raw = await request.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        refusal = {"allowed": False, "reason": f"the body is not UTF-8 text (byte {err.start})"}
+        return await json_answer(request, lambda: refusal)
+
+    def check() -> dict[str, Any]:
+        try:
+            load_config(text)
+        except ConfigError as problem:
+            return {"allowed": False, "reason": "; ".join(problem.problems)}
+        return {"allowed": True, "reason": ""}
+
+    return await json_answer(request, check)
+
+
+@routes.get("/ws/v1/scheduler/healthcheck")
+async def healthcheck(request: web.Request) -> web.Response:
+    sched = scheduler_of(request)
+    doc = await offload(request, lambda: health_document(sched.state_dump()))
+    return await json_answer(request, lambda: doc, 200 if doc["Healthy"] else 503)
+
+
+@routes.get("/healthz")
+async def healthz(request: web.Request) -> web.Response:
+    status = status_of(request)
+    return await json_answer(request, lambda: {"alive": True, "identity": status.identity})
+
+
+@routes.get("/readyz")
+async def readyz(request: web.Request) -> web.Response:
+    doc = status_of(request).document()
+    if not doc["ready"]:
+        doc["reason"] = "the initial sync of nodes, pods, quotas and namespaces is not done yet"
+    return json_response(request, json.dumps(doc).encode(), 200 if doc["ready"] else 503)
+
+
+@routes.get("/metrics")
+@routes.get("/ws/v1/metrics")
+async def metrics(request: web.Request) -> web.Response:
+    registry = request.app[REGISTRY]
+    body = await offload(request, lambda: generate_latest(registry))
+    response = web.Response(body=body)
+    response.headers["Content-Type"] = CONTENT_TYPE_LATEST
+    return response
