@@ -87,6 +87,7 @@ class ElasticQuotaManager:
         self._specs: dict[str, ElasticQuotaSpec] = {}
         self._tree = QuotaTree(self._settings.min_scaling)
         self._requests: dict[str, _Pod] = {}
+        self._pod_count: dict[str, int] = {}  # pods (pending or running) per quota, kept as they come and go
         self._running: dict[str, tuple[_Pod, RunningPod]] = {}
         self._used_by: dict[str, _UsageSum] = {}  # running pods per quota
         self._fixed_by: dict[str, _UsageSum] = {}  # running non-preemptible pods per quota
@@ -105,10 +106,7 @@ class ElasticQuotaManager:
                 self._tree.recompute_all()
 
     def _pods_by_quota(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for pod in self._requests.values():
-            counts[pod.quota] = counts.get(pod.quota, 0) + 1
-        return counts
+        return dict(self._pod_count)
 
     def tree(self) -> tuple[dict[str, ElasticQuotaSpec], dict[str, int]]:
         """The quotas by name and how many pods (pending or running) count against each."""
@@ -173,12 +171,19 @@ class ElasticQuotaManager:
             if key in self._requests:
                 self.remove_request(key)
             self._requests[key] = _Pod(quota, resource, preemptible)
+            self._pod_count[quota] = self._pod_count.get(quota, 0) + 1
             if self._in_tree(quota):
                 self._tree.add_pod_request(quota, resource, 1)
 
     def remove_request(self, key: str) -> None:
         with self._lock:
             pod = self._requests.pop(key, None)
+            if pod is not None:
+                left = self._pod_count.get(pod.quota, 0) - 1
+                if left > 0:
+                    self._pod_count[pod.quota] = left
+                else:
+                    self._pod_count.pop(pod.quota, None)
             if pod is not None and self._in_tree(pod.quota):
                 self._tree.add_pod_request(pod.quota, pod.resource, -1)
 
