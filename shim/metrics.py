@@ -132,14 +132,20 @@ def _histogram(name: str, documentation: str, hist: Histogram) -> HistogramMetri
     return HistogramMetricFamily(name, documentation, buckets=buckets, sum_value=total)
 
 
+Row = tuple[list[str], Mapping[str, int] | None]
+
+
 def _resource_gauge(
-    name: str, documentation: str, labels: list[str], rows: Iterable[tuple[list[str], Mapping[str, int] | None]]
+    name: str, documentation: str, labels: list[str], rows: Iterable[Row], zero: Iterable[str] = ()
 ) -> GaugeMetricFamily:
+    """One sample per row and resource; resources in `zero` are shown as 0 when absent, so a
+    series that drops to nothing reads 0 instead of vanishing from graphs and alerts."""
     family = GaugeMetricFamily(
         name, documentation + " (vcore in millicores, memory in bytes)", labels=[*labels, "resource"]
     )
+    always = dict.fromkeys(zero, 0)
     for values, resource in rows:
-        for key, amount in sorted((resource or {}).items()):
+        for key, amount in sorted({**always, **(resource or {})}.items()):
             family.add_metric([*values, key], float(amount))
     return family
 
@@ -235,17 +241,19 @@ class HerderCollector(Collector):
 
     def _queues(self) -> Iterator[Metric]:
         queues = list(_walk(self._scheduler.queues_document()))
-        for field, what in (
-            ("allocatedResource", "allocated"),
-            ("pendingResource", "pending"),
-            ("maxResource", "max"),
-            ("guaranteedResource", "guaranteed"),
+        cluster = list(queues[0]["maxResource"])  # the root's max is the cluster's size
+        for field, what, zero in (
+            ("allocatedResource", "allocated", cluster),
+            ("pendingResource", "pending", cluster),
+            ("maxResource", "max", []),
+            ("guaranteedResource", "guaranteed", []),
         ):
             yield _resource_gauge(
                 f"herder_queue_{what}_resource",
                 f"The queue's {what} resources",
                 ["queue"],
                 [([q["queuename"]], q[field]) for q in queues],
+                zero,
             )
         running = GaugeMetricFamily(
             "herder_queue_running_applications", "Applications running in the queue", labels=["queue"]
@@ -269,12 +277,17 @@ class HerderCollector(Collector):
             ("used", "What the quota's pods use"),
             ("request", "What the quota's pods ask (pending and running)"),
         ):
-            yield _resource_gauge(
+            family = GaugeMetricFamily(
                 f"herder_quota_{what}_resource",
-                documentation,
-                ["quota"],
-                [([name], getattr(quota, what)) for name, quota in sorted(status.items())],
+                documentation + " (vcore in millicores, memory in bytes)",
+                labels=["quota", "resource"],
             )
+            for name, quota in sorted(status.items()):
+                # A quota limits the resources its max names: show those even at zero.
+                amounts = {**dict.fromkeys(quota.max, 0), **getattr(quota, what)}
+                for key, amount in sorted(amounts.items()):
+                    family.add_metric([name, key], float(amount))
+            yield family
 
     def _usage(self) -> Iterator[Metric]:
         samples = self._scheduler.usage_samples()
