@@ -1,0 +1,170 @@
+"""PNG charts of a simulation report: queue usage, quota used against runtime, pending pods.
+
+matplotlib is an optional dependency (`pip install herder[charts]`); `ChartsUnavailable` says
+so when it is missing, and the caller still writes the JSON report. Charts are drawn from the
+report's `timeline` as steps (each sample holds until the next), in people's units: cores,
+GiB, and plain counts for everything else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+QUEUE_CHART = "queue-usage.png"
+QUOTA_CHART = "quota-usage.png"
+PENDING_CHART = "pending-pods.png"
+MAX_QUOTA_PANELS = 8
+MAX_QUEUE_LINES = 12
+
+
+class ChartsUnavailable(RuntimeError):
+    """matplotlib is not installed."""
+
+
+def _unit(resource: str) -> tuple[float, str]:
+    if resource == "vcore":
+        return 1000.0, "cores"
+    if resource == "memory":
+        return float(2**30), "GiB"
+    return 1.0, resource
+
+
+def _resources(samples: Sequence[Mapping[str, Any]], section: str) -> list[str]:
+    names: set[str] = set()
+    for sample in samples:
+        for usage in sample[section].values():
+            names.update(usage if section == "queues" else usage["used"])
+    names.discard("pods")
+    first = [r for r in ("vcore", "memory") if r in names]
+    return first + sorted(names - set(first))
+
+
+def _series(
+    samples: Sequence[Mapping[str, Any]], until: float, read: Callable[[Mapping[str, Any]], float]
+) -> tuple[list[float], list[float]]:
+    times = [float(s["time"]) for s in samples]
+    values = [float(read(s)) for s in samples]
+    if times and until > times[-1]:
+        times.append(until)
+        values.append(values[-1])
+    return times, values
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+    except ImportError:
+        raise ChartsUnavailable("matplotlib is not installed (pip install 'herder[charts]')") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _queue_maxima(state: Mapping[str, Any], out: dict[str, Mapping[str, int]]) -> None:
+    out[state["queuename"]] = state.get("maxResource") or {}
+    for child in state.get("children", []):
+        _queue_maxima(child, out)
+
+
+def queue_chart(plt: Any, report: Mapping[str, Any], path: Path) -> None:
+    samples, until = report["timeline"], float(report["until"])
+    queues: list[str] = []
+    for sample in samples:
+        queues.extend(q for q in sample["queues"] if q not in queues and any(sample["queues"][q].values()))
+    leaves = [q for q in queues if q != "root"][:MAX_QUEUE_LINES] or queues[:1]
+    maxima: dict[str, Mapping[str, int]] = {}
+    _queue_maxima(report["state"]["queues"], maxima)
+    resources = _resources(samples, "queues")[:3] or ["vcore"]
+    fig, axes = plt.subplots(len(resources), 1, figsize=(10, 3.2 * len(resources)), squeeze=False)
+    for ax, resource in zip((row[0] for row in axes), resources):
+        scale, unit = _unit(resource)
+        for queue in leaves:
+
+            def usage(s: Mapping[str, Any], q: str = queue, r: str = resource, k: float = scale) -> float:
+                return float(s["queues"].get(q, {}).get(r, 0)) / k
+
+            times, values = _series(samples, until, usage)
+            (line,) = ax.step(times, values, where="post", label=queue)
+            limit = maxima.get(queue, {}).get(resource)
+            if limit and queue != "root":
+                ax.axhline(limit / scale, color=line.get_color(), linestyle=":", linewidth=1)
+        ax.set_ylabel(f"{resource} ({unit})")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_title(f"{report['name']}: queue usage (dotted: queue max)")
+    axes[-1][0].set_xlabel("simulated seconds")
+    axes[0][0].legend(loc="upper right", fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def quota_chart(plt: Any, report: Mapping[str, Any], path: Path) -> bool:
+    samples, until = report["timeline"], float(report["until"])
+    quotas: list[str] = []
+    for sample in samples:
+        quotas.extend(q for q in sample["quotas"] if q not in quotas)
+    quotas = quotas[:MAX_QUOTA_PANELS]
+    if not quotas:
+        return False
+    fig, axes = plt.subplots(len(quotas), 1, figsize=(10, 2.6 * len(quotas)), squeeze=False, sharex=True)
+    for ax, quota in zip((row[0] for row in axes), quotas):
+        keys: list[str] = []
+        for sample in samples:
+            entry = sample["quotas"].get(quota, {"used": {}, "runtime": {}})
+            keys.extend(k for k in [*entry["runtime"], *entry["used"]] if k not in keys and k != "pods")
+        for key in keys[:2]:
+            scale, unit = _unit(key)
+
+            def used(s: Mapping[str, Any], k: str = key, q: str = quota, f: float = scale) -> float:
+                return float(s["quotas"].get(q, {}).get("used", {}).get(k, 0)) / f
+
+            def runtime(s: Mapping[str, Any], k: str = key, q: str = quota, f: float = scale) -> float:
+                return float(s["quotas"].get(q, {}).get("runtime", {}).get(k, 0)) / f
+
+            times, values = _series(samples, until, used)
+            (line,) = ax.step(times, values, where="post", label=f"{key} used ({unit})")
+            times, values = _series(samples, until, runtime)
+            ax.step(times, values, where="post", linestyle="--", color=line.get_color(), label=f"{key} runtime")
+        ax.set_title(f"quota {quota}", fontsize="medium", loc="left")
+        ax.legend(loc="upper right", fontsize="small")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_title(f"{report['name']}: elastic quota used (solid) vs runtime (dashed)")
+    axes[-1][0].set_xlabel("simulated seconds")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
+def pending_chart(plt: Any, report: Mapping[str, Any], path: Path) -> None:
+    samples, until = report["timeline"], float(report["until"])
+    fig, ax = plt.subplots(figsize=(10, 3.2))
+    for part in ("pending", "running"):
+
+        def count(s: Mapping[str, Any], p: str = part) -> float:
+            return float(s[p])
+
+        times, values = _series(samples, until, count)
+        ax.step(times, values, where="post", label=f"{part} pods")
+    ax.set_title(f"{report['name']}: Herder's pods pending and running")
+    ax.set_xlabel("simulated seconds")
+    ax.set_ylabel("pods")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper right", fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def write_charts(report: Mapping[str, Any], directory: Path) -> list[Path]:
+    """Draw every chart that has something to show; the paths written."""
+    plt = _pyplot()
+    written = [directory / QUEUE_CHART, directory / PENDING_CHART]
+    queue_chart(plt, report, written[0])
+    pending_chart(plt, report, written[1])
+    if quota_chart(plt, report, directory / QUOTA_CHART):
+        written.append(directory / QUOTA_CHART)
+    return written

@@ -1,0 +1,453 @@
+"""The simulated cluster: API server, kubelets and the other schedulers, around the real core.
+
+It holds Kubernetes objects as plain dicts and feeds the core exactly as the operator does,
+through `shim/convert.py`: nodes with `node_to_info`, namespaces as ask tags, ElasticQuotas
+with `quota_to_spec`, Herder's pods with `pod_to_ask`, everybody else's with
+`pod_to_allocation`. The core answers through `SimCallbacks`, which only records; `deliver`
+then plays the API server: a bind makes the pod Running on its node (the kubelet refuses a
+pod that does not fit, which would be a core bug) and schedules its end after its duration,
+an eviction deletes the pod and tells the core with `release_allocation`.
+
+Pods of other schedulers are placed as another scheduler would: on `spec.nodeName`, else on
+the first node they fit (in the order nodes were added); one that fits nowhere waits and is
+tried again whenever capacity may have freed.
+
+Bad input never stops the run: what the conversion or the core refuses becomes a pending
+reason on the pod or a `SCENARIO` event naming the object and the problem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from core.config import ConfigError, SettingsError, load_config, parse_settings
+from core.events import SchedulingEvent
+from core.objects.ask import Allocation
+from core.objects.node import Node
+from core.objects.node_index import static_mismatch
+from core.objects.node_info import NodeInfo
+from core.resources import Resource, format_resource
+from core.scheduler import Scheduler
+from shim.convert import LABEL_IS_PARENT, is_herder_pod, node_to_info, pod_to_allocation, pod_to_ask, quota_to_spec
+from shim.convert_pod import ConversionError, pod_constraints, pod_resource
+from shim.sim.manifests import labels_match, namespace_manifest, rfc3339
+from shim.sim.scenario import DEFAULT_NAMESPACE
+
+PENDING = "Pending"
+RUNNING = "Running"
+SUCCEEDED = "Succeeded"
+EVICTED = "Evicted"
+FOREIGN = "Foreign"
+
+SCENARIO = "SCENARIO"  # type of the simulator's own events in the report
+
+
+@dataclass(slots=True)
+class SimPod:
+    """A pod in the simulated cluster and what happened to it."""
+
+    key: str  # the pod's uid: the core's key
+    namespace: str
+    name: str
+    manifest: dict[str, Any]
+    herder: bool
+    created: float
+    duration: float | None
+    state: str
+    node: str | None = None
+    bound: float | None = None
+    finished: float | None = None
+    evicted: float | None = None
+    reason: str | None = None
+    queue: str | None = None
+    quota: str | None = None
+    user: str | None = None
+    application: str | None = None
+    resource: Resource | None = None  # what it occupies on its node while there
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def live(self) -> bool:
+        """Still an object in the cluster (pending, running, or a foreign pod not yet gone)."""
+        return self.state in (PENDING, RUNNING) or (self.state == FOREIGN and self.finished is None)
+
+
+class SimCallbacks:
+    """The core's outputs: binds and evictions wait for `deliver`, events go to the journal."""
+
+    def __init__(self) -> None:
+        self.binds: list[Allocation] = []
+        self.evictions: list[tuple[Allocation, str]] = []
+        self.journal: list[dict[str, Any]] = []
+
+    def bind(self, allocation: Allocation) -> None:
+        self.binds.append(allocation)
+
+    def evict(self, allocation: Allocation, reason: str) -> None:
+        self.evictions.append((allocation, reason))
+
+    def report(self, event: SchedulingEvent) -> None:
+        self.journal.append(event.to_dict())
+
+
+PodHook = Callable[[float, "SimPod"], None]
+
+
+class SimCluster:
+    def __init__(self, scheduler: Scheduler, callbacks: SimCallbacks, on_start: PodHook, on_app_idle: PodHook) -> None:
+        self.scheduler = scheduler
+        self.callbacks = callbacks
+        self._on_start = on_start  # the engine schedules the pod's end
+        self._on_app_idle = on_app_idle  # the engine wakes up when the core completes the application
+        self._app_pods: dict[str, int] = {}  # live pods per application id
+        self.nodes: dict[str, dict[str, Any]] = {}
+        self.infos: dict[str, NodeInfo] = {}
+        self.used: dict[str, Resource] = {}
+        self.namespaces: dict[str, dict[str, Any]] = {}
+        self.quotas: dict[str, dict[str, Any]] = {}
+        self.pods: dict[str, SimPod] = {}  # "<ns>/<name>" -> the newest pod of that name
+        self.by_key: dict[str, SimPod] = {}
+        self.waiting_foreign: list[SimPod] = []
+        self.changes = 0  # inputs given to the core; the engine compares it between moments
+        self._refused_binds: set[str] = set()
+        self.counts = dict.fromkeys((PENDING, RUNNING, SUCCEEDED, EVICTED, FOREIGN), 0)
+
+    def _move(self, pod: SimPod, state: str, now: float) -> None:
+        self.counts[pod.state] -= 1
+        self.counts[state] += 1
+        pod.state = state
+        if not pod.live and pod.application is not None:
+            left = self._app_pods[pod.application] = self._app_pods[pod.application] - 1
+            if left == 0:
+                self._on_app_idle(now, pod)
+
+    # -- journal -------------------------------------------------------------------------
+    def note(self, now: float, object_id: str, reason: str, message: str = "") -> None:
+        self.callbacks.journal.append(
+            {"timestamp": now, "type": SCENARIO, "objectID": object_id, "reason": reason, "message": message}
+        )
+
+    # -- nodes ---------------------------------------------------------------------------
+    def add_node(self, manifest: dict[str, Any], now: float) -> None:
+        name = str(manifest["metadata"]["name"])
+        if name in self.nodes:
+            self.note(now, name, "NodeRefused", f"node {name} already exists")
+            return
+        try:
+            info = node_to_info(manifest)
+        except ConversionError as err:
+            self.note(now, name, "NodeRefused", str(err))
+            return
+        self.nodes[name] = manifest
+        self.infos[name] = info
+        self.used[name] = Resource()
+        self.scheduler.update_node(info, now)
+        self.changes += 1
+
+    def set_unschedulable(self, name: str, unschedulable: bool, now: float) -> None:
+        manifest = self.nodes.get(name)
+        if manifest is None:
+            self.note(now, name, "NodeNotFound", f"cannot {'cordon' if unschedulable else 'uncordon'} node {name}")
+            return
+        manifest["spec"]["unschedulable"] = unschedulable
+        self.infos[name] = node_to_info(manifest)
+        self.scheduler.update_node(self.infos[name], now)
+        self.changes += 1
+
+    def remove_node(self, name: str, now: float) -> None:
+        if name not in self.nodes:
+            self.note(now, name, "NodeNotFound", f"cannot remove node {name}: no such node")
+            return
+        for pod in sorted(self._pods_on(name), key=lambda p: p.key):
+            self._gone(pod, now, f"node {name} was removed")
+        self.scheduler.remove_node(name, now)
+        del self.nodes[name], self.infos[name], self.used[name]
+        self.changes += 1
+
+    def _pods_on(self, node: str) -> Iterator[SimPod]:
+        return (p for p in self.by_key.values() if p.node == node and p.live)
+
+    def _occupy(self, pod: SimPod, node: str, resource: Resource, now: float) -> None:
+        pod.node, pod.resource, pod.bound = node, resource, now
+        self.used[node] = self.used[node] + resource
+        pod.manifest["spec"]["nodeName"] = node
+        pod.manifest["status"] = {"phase": "Running", "startTime": rfc3339(now)}
+
+    def _vacate(self, pod: SimPod) -> None:
+        if pod.node is not None and pod.resource is not None and pod.node in self.used:
+            self.used[pod.node] = (self.used[pod.node] - pod.resource).without_zeros()
+
+    def _room(self, node: str) -> Resource:
+        return (self.infos[node].capacity - self.used[node]).clamp_non_negative()
+
+    # -- namespaces, quotas, config, settings ----------------------------------------------
+    def namespace(self, name: str) -> dict[str, Any]:
+        if name not in self.namespaces:
+            self.namespaces[name] = namespace_manifest(name)
+        return self.namespaces[name]
+
+    def apply_namespace(self, manifest: Mapping[str, Any], now: float) -> None:
+        name = str(manifest["metadata"]["name"])
+        self.namespaces[name] = dict(manifest)
+        for pod in self._pending_in(name):
+            self.scheduler.add_ask(pod_to_ask(pod.manifest, self.namespaces[name], self._scheduler_name), now)
+        self.changes += 1
+
+    def _pending_in(self, namespace: str) -> list[SimPod]:
+        return [p for p in self.by_key.values() if p.namespace == namespace and p.state == PENDING]
+
+    def apply_quota(self, manifest: Mapping[str, Any], now: float) -> None:
+        quota = dict(manifest)
+        meta = dict(quota.get("metadata") or {})
+        meta.setdefault("namespace", DEFAULT_NAMESPACE)
+        quota["metadata"] = meta
+        name = str(meta["name"])
+        try:
+            spec = quota_to_spec(quota)
+        except ConversionError as err:
+            self.note(now, name, "QuotaRefused", str(err))
+            return
+        try:
+            self.scheduler.update_quota(spec, now)
+        except ValueError:
+            return  # the core reported QuotaRefused with its reasons and kept the old tree
+        self.quotas[name] = quota
+        self.changes += 1
+
+    def delete_quota(self, name: str, now: float) -> None:
+        if name not in self.quotas:
+            self.note(now, name, "QuotaNotFound", f"cannot delete ElasticQuota {name}: no such quota")
+            return
+        try:
+            self.scheduler.remove_quota(name, now)
+        except ValueError:
+            return
+        del self.quotas[name]
+        self.changes += 1
+
+    def is_parent_quota(self, name: str) -> bool:
+        labels = self.quotas[name]["metadata"].get("labels") or {}
+        return labels.get(LABEL_IS_PARENT) == "true"
+
+    def apply_config(self, source: Any, now: float) -> None:
+        try:
+            config = load_config(source)
+            self.scheduler.update_config(config, now)
+        except ConfigError as err:
+            self.note(now, "queues.yaml", "ConfigRefused", "; ".join(err.problems))
+            return
+        for warning in config.warnings:
+            self.note(now, "queues.yaml", "ConfigWarning", warning)
+        self.changes += 1
+
+    def apply_settings(self, values: Mapping[str, Any], now: float) -> None:
+        try:
+            settings = parse_settings(values, self.scheduler.settings)
+        except SettingsError as err:
+            self.note(now, "settings", "SettingsRefused", "; ".join(err.problems))
+            return
+        self.scheduler.update_settings(settings)
+        self.note(now, "settings", "SettingsApplied", ", ".join(f"{k}={v}" for k, v in sorted(values.items())))
+        self.changes += 1
+
+    @property
+    def _scheduler_name(self) -> str:
+        return self.scheduler.settings.scheduler_name
+
+    # -- pods ----------------------------------------------------------------------------
+    def create_pod(self, manifest: dict[str, Any], duration: float | None, now: float) -> SimPod | None:
+        meta = manifest["metadata"]
+        namespace, name, key = str(meta["namespace"]), str(meta["name"]), str(meta["uid"])
+        existing = self.pods.get(f"{namespace}/{name}")
+        if existing is not None and existing.live:
+            self.note(now, f"{namespace}/{name}", "PodRefused", f"pod {namespace}/{name} already exists")
+            return None
+        herder = is_herder_pod(manifest, self._scheduler_name)
+        pod = SimPod(key, namespace, name, manifest, herder, now, duration, PENDING if herder else FOREIGN)
+        ns = self.namespace(namespace)
+        ask = pod_to_ask(manifest, ns, self._scheduler_name) if herder else None
+        if ask is not None:
+            pod.user, pod.application = ask.user.user, ask.application_id
+            self._app_pods[ask.application_id] = self._app_pods.get(ask.application_id, 0) + 1
+        self.pods[pod.full_name] = pod
+        self.by_key[key] = pod
+        self.counts[pod.state] += 1
+        if ask is None:
+            if not self._place_foreign(pod, now):
+                self.waiting_foreign.append(pod)
+            return pod
+        node = manifest["spec"].get("nodeName")
+        if node and node not in self.nodes:
+            pod.reason = f"created bound to node {node}, which does not exist"
+            self.note(now, pod.full_name, "PodRefused", pod.reason)
+            return pod
+        if node:
+            # Created already bound (spec.nodeName): the core takes it as running, as at recovery.
+            allocation = pod_to_allocation(manifest, ns, self._scheduler_name)
+            self._move(pod, RUNNING, now)
+            self._occupy(pod, str(node), allocation.resource, now)
+            self.scheduler.add_allocation(allocation, now)
+            self._started(pod, self.scheduler.allocation(key), now)
+        else:
+            self.scheduler.add_ask(ask, now)
+        self.changes += 1
+        return pod
+
+    def _started(self, pod: SimPod, allocation: Allocation | None, now: float) -> None:
+        if allocation is not None:
+            pod.queue = allocation.queue_path or None
+        pod.quota = self.scheduler.quota_of(pod.key)
+        self._on_start(now, pod)
+
+    def _place_foreign(self, pod: SimPod, now: float) -> bool:
+        try:
+            resource = pod_resource(pod.manifest)
+        except ConversionError as err:
+            pod.reason = str(err)
+            return False
+        wanted = pod.manifest["spec"].get("nodeName")
+        if wanted:
+            if wanted not in self.nodes:
+                pod.reason = f"waiting for node {wanted}"
+                return False
+            node: str | None = str(wanted)
+        else:
+            node = self._first_fit(pod, resource)
+            if node is None:
+                pod.reason = f"no node has room for {format_resource(resource)} (another scheduler keeps it pending)"
+                return False
+        assert node is not None
+        manifest_before = dict(pod.manifest["spec"])
+        self._occupy(pod, node, resource, now)
+        try:
+            allocation = pod_to_allocation(pod.manifest, self.namespace(pod.namespace), self._scheduler_name)
+        except ConversionError as err:
+            self._vacate(pod)
+            pod.manifest["spec"], pod.node, pod.resource, pod.bound = manifest_before, None, None, None
+            pod.reason = str(err)
+            return False
+        pod.reason = None
+        self.scheduler.add_allocation(allocation, now)
+        self.changes += 1
+        self._on_start(now, pod)
+        return True
+
+    def _first_fit(self, pod: SimPod, resource: Resource) -> str | None:
+        constraints = pod_constraints(pod.manifest)
+        for name, info in self.infos.items():
+            if static_mismatch(Node(info), constraints) is None and resource.fits_in(self._room(name)):
+                return name
+        return None
+
+    def retry_foreign(self, now: float) -> None:
+        """Another scheduler tries its waiting pods again (capacity may have freed)."""
+        waiting, self.waiting_foreign = self.waiting_foreign, []
+        for pod in waiting:
+            if pod.live and not self._place_foreign(pod, now):
+                self.waiting_foreign.append(pod)
+
+    def finish(self, pod: SimPod, now: float) -> None:
+        """The pod's duration is over: it succeeded and leaves its node."""
+        if not pod.live or pod.node is None:
+            return
+        if pod.state == RUNNING:
+            self._move(pod, SUCCEEDED, now)
+        pod.finished = now
+        pod.manifest["status"]["phase"] = "Succeeded"
+        self._vacate(pod)
+        self.scheduler.release_allocation(pod.key, now)
+        self.changes += 1
+
+    def delete_pod(self, pod: SimPod, now: float) -> None:
+        if not pod.live:
+            return
+        if pod in self.waiting_foreign:
+            self.waiting_foreign.remove(pod)
+        pending = pod.state == PENDING
+        self._gone(pod, now, f"deleted by the scenario at {now:g}s")
+        if pending:
+            self.scheduler.remove_ask(pod.key, now)
+        else:
+            self.scheduler.release_allocation(pod.key, now)
+        self.changes += 1
+
+    def _gone(self, pod: SimPod, now: float, reason: str) -> None:
+        """The pod is deleted (by the scenario, or with its node) before it finished."""
+        self._vacate(pod)
+        pod.reason = reason
+        if pod.state == FOREIGN:
+            pod.finished = now
+        else:
+            self._move(pod, EVICTED, now)
+            pod.evicted = now
+
+    def matching_pods(self, namespace: str | None, selector: Mapping[str, str]) -> list[SimPod]:
+        return [
+            p
+            for p in self.by_key.values()
+            if p.live and (namespace is None or p.namespace == namespace) and labels_match(p.manifest, selector)
+        ]
+
+    def delete_namespace(self, name: str, now: float) -> None:
+        if name not in self.namespaces:
+            self.note(now, name, "NamespaceNotFound", f"cannot delete namespace {name}: no such namespace")
+            return
+        for pod in [p for p in self.by_key.values() if p.namespace == name and p.live]:
+            self.delete_pod(pod, now)
+        quotas = [q for q, obj in self.quotas.items() if obj["metadata"]["namespace"] == name]
+        for quota in sorted(quotas, key=self.is_parent_quota):  # leaves before their parents
+            self.delete_quota(quota, now)
+        del self.namespaces[name]
+        self.changes += 1
+
+    # -- the API server's side of the core's decisions --------------------------------------
+    def deliver(self, now: float) -> bool:
+        """Carry out the binds and evictions the core asked for; True when any happened."""
+        binds, self.callbacks.binds = self.callbacks.binds, []
+        evictions, self.callbacks.evictions = self.callbacks.evictions, []
+        for allocation in binds:
+            self._bind(allocation, now)
+        for allocation, reason in evictions:
+            pod = self.by_key.get(allocation.key)
+            if pod is None or pod.state != RUNNING:
+                continue
+            self._vacate(pod)
+            self._move(pod, EVICTED, now)
+            pod.evicted, pod.reason = now, reason
+            pod.manifest["status"]["phase"] = "Failed"
+            self.scheduler.release_allocation(pod.key, now)
+            self.changes += 1
+        return bool(binds or evictions)
+
+    def _bind(self, allocation: Allocation, now: float) -> None:
+        pod = self.by_key.get(allocation.key)
+        node = allocation.node_id
+        problem = None
+        if pod is None or pod.state != PENDING:
+            problem = f"pod {allocation.display_name} is not pending"
+        elif node not in self.nodes:
+            problem = f"node {node} does not exist"
+        elif not allocation.resource.fits_in(self._room(node)):
+            problem = (
+                f"node {node} has {format_resource(self._room(node))} free, the pod needs"
+                f" {format_resource(allocation.resource)} (the kubelet would reject it)"
+            )
+        if problem is not None:
+            self.note(now, allocation.display_name, "BindRefused", problem)
+            self.scheduler.release_allocation(allocation.key, now)
+            self.changes += 1
+            if pod is not None and pod.state == PENDING and allocation.key not in self._refused_binds:
+                self._refused_binds.add(allocation.key)
+                ask = pod_to_ask(pod.manifest, self.namespace(pod.namespace), self._scheduler_name)
+                self.scheduler.add_ask(ask, now)
+            return
+        assert pod is not None
+        self._move(pod, RUNNING, now)
+        self._occupy(pod, node, allocation.resource, now)
+        self.changes += 1
+        self._started(pod, allocation, now)

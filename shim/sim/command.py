@@ -1,0 +1,119 @@
+"""`herder simulate SCENARIO`: load, run, and show or write the report.
+
+Exit codes: 0 the scenario ran (whatever happened inside it: a pod that cannot run is a
+result, not an error); 1 the scenario is invalid (every problem listed on stderr); 2 the
+command line is wrong or a file cannot be read or written. A progress line goes to stderr
+only when stderr is a terminal and `--quiet` is not given, so `--json` output stays clean.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import TextIO
+
+from core.config import SettingsError
+from shim.cli import EXIT_INVALID, EXIT_OK, EXIT_USAGE, parse_set_options
+from shim.sim.charts import ChartsUnavailable, write_charts
+from shim.sim.cluster import PENDING, RUNNING, SimCluster
+from shim.sim.engine import Simulation
+from shim.sim.report import build_report
+from shim.sim.scenario import Scenario, ScenarioError, load_scenario
+from shim.sim.summary import human_summary
+
+REPORT_FILE = "report.json"
+BAR_WIDTH = 30
+
+
+class ProgressLine:
+    """`[#####.....] 120/600 s  running 12  pending 3`, redrawn at most ten times a second."""
+
+    def __init__(self, stream: TextIO, horizon: float | None) -> None:
+        self._stream = stream
+        self._horizon = horizon
+        self._drawn = 0.0
+
+    def __call__(self, now: float, cluster: SimCluster) -> None:
+        wall = time.monotonic()
+        if wall - self._drawn < 0.1:
+            return
+        self._drawn = wall
+        counts = f"running {cluster.counts[RUNNING]}  pending {cluster.counts[PENDING]}"
+        if self._horizon:
+            done = min(1.0, now / self._horizon)
+            bar = "#" * int(done * BAR_WIDTH)
+            self._stream.write(f"\r[{bar:<{BAR_WIDTH}}] {now:.0f}/{self._horizon:.0f} s  {counts}  ")
+        else:
+            self._stream.write(f"\r{now:.0f} s simulated  {counts}  ")
+        self._stream.flush()
+
+    def close(self) -> None:
+        if self._drawn:
+            self._stream.write("\r" + " " * (BAR_WIDTH + 60) + "\r")
+            self._stream.flush()
+
+
+def _horizon(scenario: Scenario) -> float | None:
+    """How far the run goes: `until`, else the last arrival, event or snapshot (a guess)."""
+    if scenario.until is not None:
+        return scenario.until
+    moments = [w.at + (w.duration or 0) for w in scenario.workload]
+    moments += [e.at for e in scenario.events] + list(scenario.snapshots)
+    return max(moments, default=0.0) or None
+
+
+def _fail(message: str, problems: list[str] | None = None) -> None:
+    print(f"herder simulate: {message}", file=sys.stderr)
+    for problem in problems or []:
+        print(f"  - {problem}", file=sys.stderr)
+
+
+def simulate_command(args: argparse.Namespace) -> int:
+    path = Path(args.scenario)
+    try:
+        overrides = parse_set_options(args.set or [])
+    except SettingsError as err:
+        _fail("bad --set option:", err.problems)
+        return EXIT_USAGE
+    try:
+        scenario = load_scenario(path, overrides)
+    except OSError as err:
+        _fail(f"cannot read {path}: {err.strerror}")
+        return EXIT_USAGE
+    except ScenarioError as err:
+        _fail(f"{path} is not a valid scenario:", err.problems)
+        return EXIT_INVALID
+    except SettingsError as err:
+        _fail("bad --set option:", [f"--set {problem}" for problem in err.problems])
+        return EXIT_USAGE
+
+    progress = ProgressLine(sys.stderr, _horizon(scenario)) if sys.stderr.isatty() and not args.quiet else None
+    simulation = Simulation(scenario, progress)
+    simulation.run()
+    if progress is not None:
+        progress.close()
+    report = build_report(simulation)
+
+    notes = sys.stderr if args.json else sys.stdout
+    if args.out:
+        directory = Path(args.out)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            (directory / REPORT_FILE).write_text(json.dumps(report, indent=2) + "\n")
+        except OSError as err:
+            _fail(f"cannot write the report into {directory}: {err.strerror}")
+            return EXIT_USAGE
+        written = [directory / REPORT_FILE]
+        try:
+            written += write_charts(report, directory)
+        except ChartsUnavailable as err:
+            print(f"herder simulate: no charts: {err}", file=sys.stderr)
+        print("wrote " + ", ".join(str(p) for p in written), file=notes)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(human_summary(report))
+    return EXIT_OK

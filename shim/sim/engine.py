@@ -1,0 +1,306 @@
+"""The simulation run: the real core on a simulated cluster, on a virtual clock.
+
+The clock jumps from one moment something can happen to the next (see `agenda`). At each
+moment: everything due happens (pods end, scenario events, arrivals), other schedulers place
+their waiting pods, then the core's scheduling cycle runs until it has nothing more to place
+(evictions it asks for are carried out and the cycle runs again), then the recycler ticks if
+one is due, then the timeline is sampled and a snapshot taken if one was asked for.
+
+The recycler ticks at multiples of `quota.recycle.interval`, but only at the ticks that can
+matter: the first tick after any change while some quota is above its runtime (the core
+notes since when it is above), and the tick at which a quota's `quota.recycle.delay` runs
+out. Between changes nothing moves a quota's used or runtime, so the ticks in between would
+do nothing; skipping them keeps a day of simulated time fast and the result identical.
+
+Without `until`, the run ends when nothing can change any more: no event or arrival left,
+no running pod with an end, no recycler delay running.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import Any
+
+from core.elastic.spec import DEFAULT_QUOTA, SYSTEM_QUOTA
+from core.scheduler import COMPLETING_TIMEOUT, Scheduler
+from shim.convert import LABEL_PARENT
+from shim.sim.agenda import ARRIVAL, EVENT, FINISH, SNAPSHOT, Agenda
+from shim.sim.cluster import PENDING, RUNNING, SimCallbacks, SimCluster, SimPod
+from shim.sim.manifests import labels_match, node_manifest, pod_manifest
+from shim.sim.scenario import (
+    DEFAULT_NAMESPACE,
+    Scenario,
+    ScenarioEvent,
+    WorkloadEntry,
+    node_names,
+    pod_names,
+    pod_namespace,
+)
+from shim.sim.timeline import Timeline
+
+MAX_ROUNDS = 1000  # scheduling rounds at one moment; more means the core and the cluster disagree
+
+Progress = Callable[[float, SimCluster], None]
+
+
+def moment_key(t: float) -> str:
+    """A time as the report's keys show it: `30`, `12.5`."""
+    return str(int(t)) if float(t).is_integer() else repr(float(t))
+
+
+class Simulation:
+    def __init__(self, scenario: Scenario, progress: Progress | None = None) -> None:
+        self.scenario = scenario
+        self.now = 0.0
+        self.callbacks = SimCallbacks()
+        self.scheduler = Scheduler(self.callbacks, scenario.config, scenario.settings, clock=lambda: self.now)
+        self.agenda = Agenda()
+        self.cluster = SimCluster(self.scheduler, self.callbacks, self._started, self._app_idle)
+        self.timeline = Timeline()
+        self.snapshots: dict[str, dict[str, Any]] = {}
+        self.wall_seconds = 0.0
+        self._progress = progress
+        self._snapshot_times = set(scenario.snapshots)
+        self._over_since: dict[str, float] = {}
+        self._next_tick: float | None = None
+        self._last_tick: float | None = None
+        self._changes_at_tick = -1
+        self._uids: dict[str, int] = {}
+
+    # -- setting up ----------------------------------------------------------------------
+    def _setup(self) -> None:
+        scenario, cluster = self.scenario, self.cluster
+        for warning in scenario.config.warnings:
+            cluster.note(0.0, "queues.yaml", "ConfigWarning", warning)
+        for entry in scenario.nodes:
+            for name in node_names(entry):
+                cluster.add_node(node_manifest(entry, name), 0.0)
+        for namespace in scenario.namespaces:
+            cluster.apply_namespace(namespace, 0.0)
+        for quota in _parents_first(scenario.quotas):
+            cluster.apply_quota(quota, 0.0)
+        for workload in scenario.workload:
+            self.agenda.push(workload.at, ARRIVAL, partial(self._arrive, workload))
+        for event in scenario.events:
+            self.agenda.push(event.at, EVENT, partial(self._event, event))
+        for moment in scenario.snapshots:
+            self.agenda.push(moment, SNAPSHOT, _nothing)
+
+    def _started(self, now: float, pod: SimPod) -> None:
+        if pod.duration is not None:
+            self.agenda.push(now + pod.duration, FINISH, partial(self.cluster.finish, pod))
+
+    def _app_idle(self, now: float, pod: SimPod) -> None:
+        """The pod's application has nothing left: the core completes it a while later, by itself."""
+        self.agenda.push(now + COMPLETING_TIMEOUT, FINISH, _nothing)
+
+    def _uid(self, namespace: str, name: str, given: object, index: int | None) -> str:
+        if isinstance(given, str) and given:
+            return given if index is None else f"{given}-{index}"
+        base = f"{namespace}/{name}"
+        seen = self._uids.get(base, 0)
+        self._uids[base] = seen + 1
+        return base if seen == 0 else f"{base}#{seen + 1}"
+
+    # -- running -------------------------------------------------------------------------
+    def run(self) -> None:
+        started = time.perf_counter()
+        until = self.scenario.until
+        self._setup()
+        self._moment(0.0)
+        while True:
+            upcoming = [t for t in (self.agenda.next_time(), self._next_tick) if t is not None]
+            if not upcoming or (until is not None and min(upcoming) > until):
+                break
+            self._moment(min(upcoming))
+        if until is not None and until > self.now:
+            self.now = until
+            self._settle(until)
+            self._sample(until)
+        self.wall_seconds = time.perf_counter() - started
+
+    def _moment(self, t: float) -> None:
+        self.now = t
+        while True:
+            due = self.agenda.pop_due(t)
+            if not due:
+                break
+            for action in due:
+                action(t)
+        self._settle(t)
+        self._plan_tick(t)
+        while self._next_tick is not None and self._next_tick <= t:
+            self._tick(t)
+            self._plan_tick(t)
+        self._sample(t)
+        if t in self._snapshot_times:
+            self.snapshots[moment_key(t)] = self.scheduler.state_dump()
+        if self._progress is not None:
+            self._progress(t, self.cluster)
+
+    def _settle(self, t: float) -> None:
+        """Other schedulers place their waiting pods; the core places Herder's until it can place no more."""
+        cluster = self.cluster
+        for _ in range(MAX_ROUNDS):
+            before = cluster.changes
+            if cluster.waiting_foreign:
+                cluster.retry_foreign(t)
+            self.scheduler.schedule(t)
+            delivered = cluster.deliver(t)
+            if not delivered and cluster.changes == before:
+                return
+        cluster.note(t, "simulator", "TooManyRounds", f"still binding or evicting after {MAX_ROUNDS} rounds")
+
+    # -- the recycler --------------------------------------------------------------------
+    def _over_quotas(self) -> set[str]:
+        """Leaf quotas whose used is above their runtime now (the ones the recycler watches)."""
+        cluster = self.cluster
+        if not cluster.quotas:
+            return set()
+        over = set()
+        for name, status in self.scheduler.quota_status().items():
+            if name in (SYSTEM_QUOTA, DEFAULT_QUOTA) or name not in cluster.quotas or cluster.is_parent_quota(name):
+                continue
+            if any(status.used.get_value(key) > value for key, value in status.runtime.items()):
+                over.add(name)
+        return over
+
+    def _plan_tick(self, t: float) -> None:
+        settings = self.scheduler.settings
+        if not settings.recycle_enabled:
+            self._next_tick = None
+            return
+        interval = settings.recycle_interval
+        changed = self.cluster.changes != self._changes_at_tick
+        candidates: list[float] = []
+        if changed and (self._over_since or self._over_quotas()):
+            candidates.append(_grid(t, interval) if self._last_tick != t else _grid(t + interval, interval))
+        for since in self._over_since.values():
+            due = _grid(since + settings.recycle_delay, interval)
+            if due > t or (due == t and self._last_tick != t):
+                candidates.append(due)
+        self._next_tick = min(candidates) if candidates else None
+
+    def _tick(self, t: float) -> None:
+        over = self._over_quotas()
+        for name in over:
+            self._over_since.setdefault(name, t)
+        for name in [q for q in self._over_since if q not in over]:
+            del self._over_since[name]
+        self._last_tick = t
+        self._changes_at_tick = self.cluster.changes
+        self.scheduler.recycle(t)
+        self._settle(t)
+
+    # -- what the scenario does ----------------------------------------------------------
+    def _arrive(self, workload: WorkloadEntry, t: float) -> None:
+        template = workload.pod
+        namespace = pod_namespace(template)
+        given = template["metadata"].get("uid")
+        for i, name in enumerate(pod_names(workload)):
+            uid = self._uid(namespace, name, given, i if workload.count > 1 else None)
+            self.cluster.create_pod(pod_manifest(template, name, t, uid), workload.duration, t)
+
+    def _event(self, event: ScenarioEvent, t: float) -> None:
+        cluster = self.cluster
+        if event.action == "remove-node" and event.name:
+            cluster.remove_node(event.name, t)
+        elif event.action in ("cordon-node", "uncordon-node") and event.name:
+            cluster.set_unschedulable(event.name, event.action == "cordon-node", t)
+        elif event.action == "add-node" and event.node is not None:
+            for name in node_names(event.node):
+                cluster.add_node(node_manifest(event.node, name), t)
+        elif event.action == "apply" and event.obj is not None:
+            self._apply(event, event.obj, t)
+        elif event.action == "delete":
+            self._delete(event, t)
+
+    def _apply(self, event: ScenarioEvent, obj: Mapping[str, Any], t: float) -> None:
+        cluster = self.cluster
+        if "config" in obj:
+            cluster.apply_config(obj["config"], t)
+        if "settings" in obj:
+            cluster.apply_settings(obj["settings"] or {}, t)
+        if event.kind == "Namespace":
+            cluster.apply_namespace(obj, t)
+        elif event.kind == "ElasticQuota":
+            cluster.apply_quota(obj, t)
+        elif event.kind == "Pod":
+            namespace, name = pod_namespace(obj), str(obj["metadata"]["name"])
+            uid = self._uid(namespace, name, obj["metadata"].get("uid"), None)
+            cluster.create_pod(pod_manifest(obj, name, t, uid), event.duration, t)
+
+    def _delete(self, event: ScenarioEvent, t: float) -> None:
+        cluster, kind, name = self.cluster, event.kind, event.name
+        what = f"{kind} {event.namespace + '/' if event.namespace else ''}{name or event.selector}"
+        if kind == "Node" and name:
+            cluster.remove_node(name, t)
+        elif kind == "Namespace" and name:
+            cluster.delete_namespace(name, t)
+        elif kind == "Pod":
+            if name:
+                pod = cluster.pods.get(f"{event.namespace or DEFAULT_NAMESPACE}/{name}")
+                pods = [pod] if pod is not None and pod.live else []
+            else:
+                pods = cluster.matching_pods(event.namespace, event.selector or {})
+            if not pods:
+                cluster.note(t, what, "NotFound", f"nothing to delete: no live {what}")
+            for pod in pods:
+                cluster.delete_pod(pod, t)
+        elif kind == "ElasticQuota":
+            names = (
+                [name]
+                if name
+                else [
+                    q
+                    for q, obj in cluster.quotas.items()
+                    if (event.namespace is None or obj["metadata"]["namespace"] == event.namespace)
+                    and labels_match(obj, event.selector or {})
+                ]
+            )
+            for quota in sorted(names, key=cluster.is_parent_quota):
+                cluster.delete_quota(quota, t)
+
+    # -- recording -----------------------------------------------------------------------
+    def _sample(self, t: float) -> None:
+        counts = self.cluster.counts
+        self.timeline.sample(
+            t,
+            self.scheduler.queues_document(),
+            self.scheduler.quota_status() if self.cluster.quotas else {},
+            pending=counts[PENDING],
+            running=counts[RUNNING],
+        )
+
+
+def _nothing(t: float) -> None:
+    """A moment to stop at, with nothing of its own to do (a snapshot, the core's own timers)."""
+
+
+def _grid(t: float, interval: float) -> float:
+    """The first recycler tick at or after `t` (ticks fall on multiples of the interval)."""
+    return round(math.ceil(t / interval - 1e-9) * interval, 9)
+
+
+def _parents_first(quotas: tuple[Mapping[str, Any], ...]) -> list[Mapping[str, Any]]:
+    """Quotas ordered so every parent is applied before its children (as a careful kubectl user would)."""
+    by_name = {str(q["metadata"]["name"]): q for q in quotas}
+    done: set[str] = set()
+    ordered: list[Mapping[str, Any]] = []
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        if name in done or name in path or name not in by_name:
+            return
+        labels = by_name[name]["metadata"].get("labels") or {}
+        parent = labels.get(LABEL_PARENT) if isinstance(labels, Mapping) else None
+        if isinstance(parent, str) and parent:
+            visit(parent, (*path, name))
+        done.add(name)
+        ordered.append(by_name[name])
+
+    for name in by_name:
+        visit(name, ())
+    return ordered

@@ -1,0 +1,74 @@
+"""Kubernetes objects the simulated cluster holds, made from scenario entries.
+
+The simulator keeps real object shapes (Node with status.allocatable and a Ready condition,
+Pod with uid, creationTimestamp, nodeName and phase) so that everything reaches the core
+through `shim/convert.py`, exactly as in the operator. Virtual time starts at the Unix epoch:
+a pod arriving at `at: 30` is created at 1970-01-01T00:00:30Z, which the conversion reads
+back as 30.0 seconds.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from shim.sim.scenario import DEFAULT_NAMESPACE, NodeEntry
+
+DEFAULT_POD_CAPACITY = "110"  # the kubelet's default max pods, when a node does not say
+
+
+def rfc3339(seconds: float) -> str:
+    """Virtual seconds as a Kubernetes timestamp (the epoch is the simulation's start)."""
+    moment = datetime.fromtimestamp(seconds, tz=UTC)
+    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    if moment.microsecond:
+        text += f".{moment.microsecond:06d}"
+    return text + "Z"
+
+
+def node_manifest(entry: NodeEntry, name: str) -> dict[str, Any]:
+    allocatable = dict(entry.allocatable)
+    allocatable.setdefault("pods", DEFAULT_POD_CAPACITY)
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": dict(entry.labels), "annotations": dict(entry.annotations)},
+        "spec": {"taints": [dict(t) for t in entry.taints], "unschedulable": entry.unschedulable},
+        "status": {
+            "allocatable": allocatable,
+            "capacity": dict(allocatable),
+            "conditions": [{"type": "Ready", "status": "True" if entry.ready else "False"}],
+        },
+    }
+
+
+def pod_manifest(template: Mapping[str, Any], name: str, created: float, uid: str) -> dict[str, Any]:
+    """A copy of the workload's pod with its own name, uid and creation time, not yet bound."""
+    pod: dict[str, Any] = copy.deepcopy(dict(template))
+    meta = dict(pod.get("metadata") or {})
+    meta["name"] = name
+    meta["namespace"] = str(meta.get("namespace") or DEFAULT_NAMESPACE)
+    meta["uid"] = uid
+    meta["creationTimestamp"] = rfc3339(created)
+    pod["metadata"] = meta
+    pod.setdefault("apiVersion", "v1")
+    pod.setdefault("kind", "Pod")
+    pod["spec"] = dict(pod.get("spec") or {})
+    pod["status"] = {"phase": "Pending"}
+    return pod
+
+
+def namespace_manifest(name: str) -> dict[str, Any]:
+    """The namespace a pod lives in when the scenario does not declare it."""
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+
+
+def labels_match(obj: Mapping[str, Any], selector: Mapping[str, str]) -> bool:
+    meta = obj.get("metadata")
+    labels = meta.get("labels") if isinstance(meta, Mapping) else None
+    labels = labels if isinstance(labels, Mapping) else {}
+    return all(str(labels.get(key)) == value for key, value in selector.items() if key in labels) and all(
+        key in labels for key in selector
+    )

@@ -1,0 +1,86 @@
+"""The simulation report: one JSON document, in the public shape DESIGN's simulation contract gives.
+
+    {"name", "until",
+     "pods":      {"<ns>/<name>": {"state", "node", "created", "bound", "finished", "evicted",
+                                   "reason", "queue", "quota", "user"}},
+     "state":     the full state dump at the end (GET /ws/v1/fullstatedump),
+     "snapshots": {"<t>": the full state dump at t},
+     "summary":   {"pods", "bound", "pending", "running", "evicted", "finished", "foreign",
+                   "sim_seconds", "wall_seconds"},
+     "events":    the core's scheduling events and the simulator's own (type SCENARIO), in order,
+     "timeline":  samples of queue usage, quota used/runtime and pod counts (see timeline.py)}
+
+Every figure in it comes from the run; only `summary.wall_seconds` differs between two runs
+of the same scenario.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shim.sim.cluster import EVICTED, FOREIGN, PENDING, RUNNING, SUCCEEDED, SimPod
+from shim.sim.engine import Simulation
+
+
+def seconds(value: float | None) -> float | int | None:
+    """Whole seconds as integers in the report, so `30` reads as 30, not 30.0."""
+    if value is None:
+        return None
+    return int(value) if float(value).is_integer() else value
+
+
+def _pending_queues(state: dict[str, Any]) -> dict[str, str]:
+    return {
+        request["allocationKey"]: app["queueName"]
+        for app in state["applications"]
+        for request in app.get("requests", [])
+    }
+
+
+def pod_entry(sim: Simulation, pod: SimPod, pending_queue: dict[str, str]) -> dict[str, Any]:
+    reason, queue, quota = pod.reason, pod.queue, pod.quota
+    if pod.state == PENDING:
+        reason = sim.scheduler.pending_reason(pod.key) or reason
+        queue = pending_queue.get(pod.key)
+        quota = sim.scheduler.quota_of(pod.key)
+    return {
+        "state": pod.state,
+        "node": pod.node,
+        "created": seconds(pod.created),
+        "bound": seconds(pod.bound),
+        "finished": seconds(pod.finished),
+        "evicted": seconds(pod.evicted),
+        "reason": reason,
+        "queue": queue,
+        "quota": quota,
+        "user": pod.user,
+    }
+
+
+def build_report(sim: Simulation) -> dict[str, Any]:
+    state = sim.scheduler.state_dump()
+    pending_queue = _pending_queues(state)
+    pods = {name: pod_entry(sim, pod, pending_queue) for name, pod in sim.cluster.pods.items()}
+    herder = [pod for pod in sim.cluster.pods.values() if pod.herder]
+    by_state = {s: sum(1 for pod in herder if pod.state == s) for s in (PENDING, RUNNING, SUCCEEDED, EVICTED)}
+    summary = {
+        "pods": len(herder),
+        "bound": sum(1 for pod in herder if pod.bound is not None),
+        "pending": by_state[PENDING],
+        "running": by_state[RUNNING],
+        "evicted": by_state[EVICTED],
+        "finished": by_state[SUCCEEDED],
+        "foreign": sum(1 for pod in sim.cluster.pods.values() if pod.state == FOREIGN),
+        "sim_seconds": seconds(sim.now),
+        "wall_seconds": round(sim.wall_seconds, 3),
+    }
+    return {
+        "name": sim.scenario.name,
+        "until": seconds(sim.now),
+        "pods": pods,
+        "state": state,
+        "snapshots": sim.snapshots,
+        "summary": summary,
+        "events": sim.callbacks.journal,
+        "timeline": sim.timeline.samples,
+    }

@@ -1,0 +1,469 @@
+"""A simulation scenario: the YAML document `herder simulate` runs, read strictly.
+
+The format is public (DESIGN "The simulation contract"): settings, queues config, nodes,
+namespaces, ElasticQuotas, a workload of pods with arrival times and durations, events during
+the run, `until` and `snapshots`. Reading it checks the *shape* only and reports every problem
+at once, each naming the entry and the key (`workload[2].count: must be a positive integer`).
+What is inside the Kubernetes objects (quantities, annotations, labels) is left to the same
+conversion code the operator uses, at run time, so a bad quantity in a pod behaves in the
+simulator as it would in a cluster: the pod stays pending with a reason.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from core.config import ConfigError, SchedulerConfig, Settings, SettingsError, load_config, parse_settings
+
+TOP_KEYS = ("name", "settings", "config", "nodes", "namespaces", "quotas", "workload", "events", "until", "snapshots")
+NODE_KEYS = ("name", "count", "allocatable", "labels", "annotations", "taints", "unschedulable", "ready")
+WORKLOAD_KEYS = ("at", "count", "duration", "pod")
+ACTIONS = ("remove-node", "add-node", "cordon-node", "uncordon-node", "apply", "delete")
+EVENT_KEYS = {
+    "remove-node": ("name",),
+    "cordon-node": ("name",),
+    "uncordon-node": ("name",),
+    "add-node": ("node",),
+    "apply": ("object", "duration"),
+    "delete": ("kind", "namespace", "name", "selector"),
+}
+KINDS = ("Pod", "ElasticQuota", "Namespace", "Node")
+DEFAULT_NAMESPACE = "default"
+
+
+class ScenarioError(ValueError):
+    """The scenario cannot run; `problems` names each entry and key that is wrong."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+@dataclass(frozen=True, slots=True)
+class NodeEntry:
+    """A node as the scenario writes it; `count` > 1 makes `<name>-0` .. `<name>-(count-1)`."""
+
+    name: str
+    allocatable: Mapping[str, Any]
+    count: int = 1
+    labels: Mapping[str, Any] = field(default_factory=dict)
+    annotations: Mapping[str, Any] = field(default_factory=dict)
+    taints: Sequence[Any] = ()
+    unschedulable: bool = False
+    ready: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadEntry:
+    index: int
+    at: float
+    pod: Mapping[str, Any]
+    count: int = 1
+    duration: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioEvent:
+    """One change during the run; which fields are set depends on `action`."""
+
+    index: int
+    at: float
+    action: str
+    name: str | None = None
+    node: NodeEntry | None = None
+    obj: Mapping[str, Any] | None = None
+    duration: float | None = None
+    kind: str | None = None
+    namespace: str | None = None
+    selector: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    name: str
+    settings: Settings
+    config: SchedulerConfig
+    nodes: tuple[NodeEntry, ...] = ()
+    namespaces: tuple[Mapping[str, Any], ...] = ()
+    quotas: tuple[Mapping[str, Any], ...] = ()
+    workload: tuple[WorkloadEntry, ...] = ()
+    events: tuple[ScenarioEvent, ...] = ()
+    until: float | None = None
+    snapshots: tuple[float, ...] = ()
+
+
+def object_kind(obj: Mapping[str, Any]) -> str | None:
+    """Pod, ElasticQuota or Namespace: from `kind`, else from the object's shape."""
+    kind = obj.get("kind")
+    if isinstance(kind, str):
+        return kind if kind in ("Pod", "ElasticQuota", "Namespace") else None
+    spec = obj.get("spec")
+    if isinstance(spec, Mapping):
+        if "containers" in spec:
+            return "Pod"
+        if "min" in spec or "max" in spec:
+            return "ElasticQuota"
+        return None
+    return "Namespace" if isinstance(obj.get("metadata"), Mapping) else None
+
+
+class _Reader:
+    """Collects every problem with the path it was found at."""
+
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+
+    def bad(self, where: str, message: str) -> None:
+        self.problems.append(f"{where}: {message}")
+
+    def mapping(self, value: object, where: str, keys: Sequence[str] | None = None) -> Mapping[str, Any]:
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            self.bad(where, f"expected a mapping, got {_kind(value)}")
+            return {}
+        if keys is not None:
+            for key in value:
+                if key not in keys:
+                    self.bad(where, f"unknown key {key!r} (expected one of: {', '.join(keys)})")
+        return value
+
+    def seq(self, value: object, where: str) -> list[Any]:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.bad(where, f"expected a list, got {_kind(value)}")
+            return []
+        return value
+
+    def time(self, value: object, where: str, default: float | None = None) -> float | None:
+        if value is None:
+            if default is None:
+                self.bad(where, "required (seconds from the start)")
+            return default
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            self.bad(where, f"must be a number of seconds >= 0, got {value!r}")
+            return default
+        return float(value)
+
+    def positive_number(self, value: object, where: str) -> float | None:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            self.bad(where, f"must be a positive number of seconds, got {value!r}")
+            return None
+        return float(value)
+
+    def count(self, value: object, where: str) -> int:
+        if value is None:
+            return 1
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            self.bad(where, f"must be a positive integer, got {value!r}")
+            return 1
+        return value
+
+    def text(self, value: object, where: str) -> str:
+        if not isinstance(value, str) or not value:
+            self.bad(where, "required: a non-empty string" if value is None else f"must be a string, got {value!r}")
+            return ""
+        return value
+
+    def flag(self, value: object, where: str, default: bool) -> bool:
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            self.bad(where, f"must be true or false, got {value!r}")
+            return default
+        return value
+
+    def labels(self, value: object, where: str) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for key, item in self.mapping(value, where).items():
+            if isinstance(item, bool) or not isinstance(item, (str, int, float)):
+                self.bad(f"{where}.{key}", f"must be a string, got {item!r}")
+                continue
+            out[str(key)] = str(item)
+        return out
+
+    def metadata_name(self, obj: Mapping[str, Any], where: str) -> str:
+        meta = self.mapping(obj.get("metadata"), f"{where}.metadata")
+        if "metadata" not in obj:
+            self.bad(f"{where}.metadata", "required (with a name)")
+            return ""
+        return self.text(meta.get("name"), f"{where}.metadata.name")
+
+
+def _kind(value: object) -> str:
+    return "nothing" if value is None else type(value).__name__
+
+
+def _node(reader: _Reader, raw: object, where: str) -> NodeEntry | None:
+    entry = reader.mapping(raw, where, NODE_KEYS)
+    if not isinstance(raw, Mapping):
+        return None
+    name = reader.text(entry.get("name"), f"{where}.name")
+    allocatable = reader.mapping(entry.get("allocatable"), f"{where}.allocatable")
+    if "allocatable" not in entry:
+        reader.bad(f"{where}.allocatable", "required (e.g. {cpu: '16', memory: 64Gi})")
+    taints = reader.seq(entry.get("taints"), f"{where}.taints")
+    for i, taint in enumerate(taints):
+        reader.mapping(taint, f"{where}.taints[{i}]", ("key", "value", "effect"))
+    return NodeEntry(
+        name=name,
+        allocatable=allocatable,
+        count=reader.count(entry.get("count"), f"{where}.count"),
+        labels=reader.labels(entry.get("labels"), f"{where}.labels"),
+        annotations=reader.labels(entry.get("annotations"), f"{where}.annotations"),
+        taints=tuple(taints),
+        unschedulable=reader.flag(entry.get("unschedulable"), f"{where}.unschedulable", False),
+        ready=reader.flag(entry.get("ready"), f"{where}.ready", True),
+    )
+
+
+def node_names(entry: NodeEntry) -> list[str]:
+    if entry.count == 1:
+        return [entry.name]
+    return [f"{entry.name}-{i}" for i in range(entry.count)]
+
+
+def _pod(reader: _Reader, raw: object, where: str) -> Mapping[str, Any]:
+    if not isinstance(raw, Mapping):
+        problem = "required: a Pod (metadata and spec)" if raw is None else f"expected a mapping, got {_kind(raw)}"
+        reader.bad(where, problem)
+        return {}
+    reader.metadata_name(raw, where)
+    namespace = (raw.get("metadata") or {}).get("namespace") if isinstance(raw.get("metadata"), Mapping) else None
+    if namespace is not None:
+        reader.text(namespace, f"{where}.metadata.namespace")
+    spec = reader.mapping(raw.get("spec"), f"{where}.spec")
+    if "spec" not in raw:
+        reader.bad(f"{where}.spec", "required (containers, schedulerName, ...)")
+    elif not isinstance(spec.get("containers"), list) or not spec.get("containers"):
+        reader.bad(f"{where}.spec.containers", "required: a non-empty list")
+    return raw
+
+
+def pod_names(entry: WorkloadEntry) -> list[str]:
+    base = str(entry.pod["metadata"]["name"])
+    return [base] if entry.count == 1 else [f"{base}-{i}" for i in range(entry.count)]
+
+
+def pod_namespace(pod: Mapping[str, Any]) -> str:
+    meta = pod.get("metadata")
+    namespace = meta.get("namespace") if isinstance(meta, Mapping) else None
+    return str(namespace) if namespace else DEFAULT_NAMESPACE
+
+
+def _selector(reader: _Reader, value: object, where: str) -> dict[str, str] | None:
+    if isinstance(value, str):
+        out: dict[str, str] = {}
+        for part in value.split(","):
+            key, sep, item = part.partition("=")
+            if not sep or not key.strip():
+                reader.bad(where, f"expected key=value pairs separated by commas, got {value!r}")
+                return None
+            out[key.strip()] = item.strip()
+        return out
+    return reader.labels(value, where)
+
+
+def _event(reader: _Reader, raw: object, index: int) -> ScenarioEvent | None:
+    where = f"events[{index}]"
+    if not isinstance(raw, Mapping):
+        reader.bad(where, f"expected a mapping, got {_kind(raw)}")
+        return None
+    action = raw.get("action")
+    if action not in ACTIONS:
+        reader.bad(f"{where}.action", f"must be one of {', '.join(ACTIONS)}, got {action!r}")
+        return None
+    reader.mapping(raw, where, ("at", "action", *EVENT_KEYS[action]))
+    at = reader.time(raw.get("at"), f"{where}.at")
+    event = ScenarioEvent(index=index, at=at or 0.0, action=action)
+    if action in ("remove-node", "cordon-node", "uncordon-node"):
+        return _replace(event, name=reader.text(raw.get("name"), f"{where}.name"))
+    if action == "add-node":
+        if raw.get("node") is None:
+            reader.bad(f"{where}.node", "required: {name, allocatable, ...}")
+            return None
+        return _replace(event, node=_node(reader, raw.get("node"), f"{where}.node"))
+    if action == "apply":
+        return _apply_event(reader, raw, event, where)
+    kind = raw.get("kind")
+    if kind not in KINDS:
+        reader.bad(f"{where}.kind", f"must be one of {', '.join(KINDS)}, got {kind!r}")
+    name, selector = raw.get("name"), raw.get("selector")
+    if (name is None) == (selector is None):
+        reader.bad(where, "give exactly one of name or selector")
+    if kind in ("Namespace", "Node") and selector is not None:
+        reader.bad(f"{where}.selector", f"a {kind} is deleted by name")
+    namespace = raw.get("namespace")
+    return _replace(
+        event,
+        kind=str(kind),
+        name=reader.text(name, f"{where}.name") if name is not None else None,
+        selector=_selector(reader, selector, f"{where}.selector") if selector is not None else None,
+        namespace=reader.text(namespace, f"{where}.namespace") if namespace is not None else None,
+    )
+
+
+def _apply_event(reader: _Reader, raw: Mapping[str, Any], event: ScenarioEvent, where: str) -> ScenarioEvent:
+    obj = raw.get("object")
+    duration = reader.positive_number(raw.get("duration"), f"{where}.duration")
+    if not isinstance(obj, Mapping):
+        reader.bad(f"{where}.object", "required: a Namespace, ElasticQuota, Pod, {config: ...} or {settings: ...}")
+        return event
+    if "config" in obj or "settings" in obj:
+        reader.mapping(obj, f"{where}.object", ("config", "settings"))
+        if "settings" in obj:
+            reader.mapping(obj.get("settings"), f"{where}.object.settings")
+        return _replace(event, obj=obj)
+    kind = object_kind(obj)
+    if kind is None:
+        reader.bad(f"{where}.object", "cannot tell what this is: give kind Namespace, ElasticQuota or Pod")
+        return event
+    if kind == "Pod":
+        _pod(reader, obj, f"{where}.object")
+    else:
+        reader.metadata_name(obj, f"{where}.object")
+    if duration is not None and kind != "Pod":
+        reader.bad(f"{where}.duration", "only a pod has a duration")
+    return _replace(event, obj=obj, kind=kind, duration=duration)
+
+
+def _replace(event: ScenarioEvent, **changes: Any) -> ScenarioEvent:
+    return dataclasses.replace(event, **changes)
+
+
+def _check_unique(reader: _Reader, names: list[tuple[str, str]], what: str) -> None:
+    seen: dict[str, str] = {}
+    for name, where in names:
+        if not name:
+            continue
+        if name in seen:
+            reader.bad(where, f"{what} {name} is already made by {seen[name]}")
+        else:
+            seen[name] = where
+
+
+def parse_scenario(
+    document: object, default_name: str = "scenario", overrides: Mapping[str, str] | None = None
+) -> Scenario:
+    """A scenario from its loaded YAML; raises ScenarioError listing every problem.
+
+    `overrides` are `--set` settings, applied over the scenario's own; a bad one raises
+    SettingsError (a usage error, not the scenario's).
+    """
+    reader = _Reader()
+    top = reader.mapping(document, "scenario", TOP_KEYS)
+    if not isinstance(document, Mapping):
+        raise ScenarioError(reader.problems or ["scenario: expected a mapping"])
+    name = default_name if top.get("name") is None else reader.text(top.get("name"), "name")
+
+    settings = Settings()
+    raw_settings = reader.mapping(top.get("settings"), "settings")
+    try:
+        settings = parse_settings(raw_settings)
+    except SettingsError as err:
+        reader.problems.extend(f"settings.{problem}" for problem in err.problems)
+    config: SchedulerConfig | None = None
+    raw_config = top.get("config")
+    if raw_config is not None and not isinstance(raw_config, (str, Mapping)):
+        reader.bad("config", f"expected queues.yaml as a mapping or a string, got {_kind(raw_config)}")
+    else:
+        try:
+            config = load_config(raw_config)
+        except ConfigError as err:
+            reader.problems.extend(f"config: {problem}" for problem in err.problems)
+
+    nodes = [_node(reader, raw, f"nodes[{i}]") for i, raw in enumerate(reader.seq(top.get("nodes"), "nodes"))]
+    node_list = [n for n in nodes if n is not None]
+    _check_unique(
+        reader,
+        [(n, f"nodes[{i}]") for i, entry in enumerate(node_list) for n in node_names(entry)],
+        "node",
+    )
+
+    namespaces: list[Mapping[str, Any]] = []
+    for i, raw in enumerate(reader.seq(top.get("namespaces"), "namespaces")):
+        if reader.mapping(raw, f"namespaces[{i}]") and isinstance(raw, Mapping):
+            reader.metadata_name(raw, f"namespaces[{i}]")
+            namespaces.append(raw)
+    _check_unique(reader, [(_name_of(ns), f"namespaces[{i}]") for i, ns in enumerate(namespaces)], "namespace")
+
+    quotas: list[Mapping[str, Any]] = []
+    for i, raw in enumerate(reader.seq(top.get("quotas"), "quotas")):
+        if reader.mapping(raw, f"quotas[{i}]") and isinstance(raw, Mapping):
+            reader.metadata_name(raw, f"quotas[{i}]")
+            quotas.append(raw)
+    _check_unique(reader, [(_name_of(q), f"quotas[{i}]") for i, q in enumerate(quotas)], "ElasticQuota")
+
+    workload: list[WorkloadEntry] = []
+    for i, raw in enumerate(reader.seq(top.get("workload"), "workload")):
+        where = f"workload[{i}]"
+        entry = reader.mapping(raw, where, WORKLOAD_KEYS)
+        if not isinstance(raw, Mapping):
+            continue
+        problems_before = len(reader.problems)
+        at = reader.time(entry.get("at"), f"{where}.at", 0.0)
+        count = reader.count(entry.get("count"), f"{where}.count")
+        duration = reader.positive_number(entry.get("duration"), f"{where}.duration")
+        pod = _pod(reader, entry.get("pod"), f"{where}.pod")
+        if len(reader.problems) == problems_before:
+            workload.append(WorkloadEntry(index=i, at=at or 0.0, pod=pod, count=count, duration=duration))
+    _check_unique(
+        reader,
+        [(f"{pod_namespace(w.pod)}/{n}", f"workload[{w.index}]") for w in workload for n in pod_names(w)],
+        "pod",
+    )
+
+    events = [_event(reader, raw, i) for i, raw in enumerate(reader.seq(top.get("events"), "events"))]
+    until = reader.positive_number(top.get("until"), "until")
+    snapshots: list[float] = []
+    for i, raw in enumerate(reader.seq(top.get("snapshots"), "snapshots")):
+        moment = reader.time(raw, f"snapshots[{i}]", -1.0)
+        if moment is not None and moment >= 0:
+            if until is not None and moment > until:
+                reader.bad(f"snapshots[{i}]", f"{raw} is after until ({top.get('until')})")
+            snapshots.append(moment)
+
+    if reader.problems:
+        raise ScenarioError(reader.problems)
+    if overrides:
+        settings = parse_settings(overrides, settings)
+    assert config is not None
+    return Scenario(
+        name=name,
+        settings=settings,
+        config=config,
+        nodes=tuple(node_list),
+        namespaces=tuple(namespaces),
+        quotas=tuple(quotas),
+        workload=tuple(workload),
+        events=tuple(e for e in events if e is not None),
+        until=until,
+        snapshots=tuple(sorted(set(snapshots))),
+    )
+
+
+def _name_of(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata")
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    return name if isinstance(name, str) else ""
+
+
+def load_scenario(path: Path, overrides: Mapping[str, str] | None = None) -> Scenario:
+    """Read and check a scenario file; OSError if unreadable, ScenarioError if invalid."""
+    text = path.read_text()
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise ScenarioError([f"{path}: not valid YAML{where}: {getattr(err, 'problem', None) or err}"]) from None
+    return parse_scenario(document, path.stem, overrides)

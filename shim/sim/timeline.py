@@ -1,0 +1,52 @@
+"""The timeline the charts draw: queue usage, quota used against runtime, pending and running pods.
+
+A sample is taken at every moment the simulation stops at, and kept only when something in it
+changed, so each sample holds until the next one (draw it as steps). Resources are in core
+units, as everywhere in the report: `vcore` in millicores, `memory` in bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from core.elastic.manager import QuotaStatus
+from core.elastic.spec import DEFAULT_QUOTA, SYSTEM_QUOTA
+
+
+def _queue_usage(document: Mapping[str, Any], out: dict[str, dict[str, int]]) -> None:
+    out[document["queuename"]] = dict(document["allocatedResource"])
+    for child in document["children"]:
+        _queue_usage(child, out)
+
+
+class Timeline:
+    def __init__(self) -> None:
+        self.samples: list[dict[str, Any]] = []
+        self._last: dict[str, Any] | None = None
+
+    def sample(
+        self,
+        t: float,
+        queues: Mapping[str, Any],
+        quotas: Mapping[str, QuotaStatus],
+        *,
+        pending: int,
+        running: int,
+    ) -> None:
+        usage: dict[str, dict[str, int]] = {}
+        _queue_usage(queues, usage)
+        body: dict[str, Any] = {
+            "queues": usage,
+            "quotas": {
+                name: {"used": status.used.to_dict(), "runtime": status.runtime.to_dict()}
+                for name, status in quotas.items()
+                if name not in (SYSTEM_QUOTA, DEFAULT_QUOTA) or not status.used.is_zero()
+            },
+            "pending": pending,
+            "running": running,
+        }
+        if body == self._last:
+            return
+        self._last = body
+        self.samples.append({"time": t, **body})
