@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from fractions import Fraction
-from typing import Final
+from typing import Final, TypeVar, overload
 
 VCORE: Final = "vcore"
 MEMORY: Final = "memory"
@@ -101,6 +101,9 @@ def quantity_milli(value: str | int | float) -> int:
     return _ceil_checked(parse_quantity(value) * 1000, value)
 
 
+_T = TypeVar("_T")
+
+
 class Resource(Mapping[str, int]):
     """An immutable vector of named integer quantities. Zero entries are kept as given."""
 
@@ -131,6 +134,27 @@ class Resource(Mapping[str, int]):
 
     def __len__(self) -> int:
         return len(self._values)
+
+    # Mapping's generic readers go through __getitem__ one key at a time; the scheduler reads
+    # resources on every decision, so these hand out the dict's own (read-only) views.
+    def __contains__(self, key: object) -> bool:
+        return key in self._values
+
+    @overload
+    def get(self, key: str, /) -> int | None: ...
+    @overload
+    def get(self, key: str, default: int | _T, /) -> int | _T: ...
+    def get(self, key: str, default: object = None, /) -> object:
+        return self._values.get(key, default)
+
+    def keys(self) -> KeysView[str]:
+        return self._values.keys()
+
+    def items(self) -> ItemsView[str, int]:
+        return self._values.items()
+
+    def values(self) -> ValuesView[int]:
+        return self._values.values()
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Resource):
