@@ -17,7 +17,7 @@ import yaml
 
 from core.scheduler import Scheduler
 from shim.convert import node_to_info, pod_to_ask
-from shim.rest import RestStatus, ShimMetrics
+from shim.rest import RestStatus, ShimMetrics, build_rest_app, start_rest_server
 from tests.shim.rest_world import GI, NAMESPACE, Recorder, Served, build_scheduler, node, pod, serve
 
 P = "/ws/v1/partition/default"
@@ -491,3 +491,10 @@ async def test_a_pod_placed_after_start_shows_at_once(served: Served) -> None:
     assert len(app["allocations"]) == 2
     _, bob = await served.get(f"{P}/usage/user/bob")
     assert bob["queues"]["resourceUsage"]["vcore"] == 2000
+
+
+async def test_a_busy_port_is_reported_to_the_caller(served: Served) -> None:
+    port = int(served.base.rsplit(":", 1)[1])
+    app = build_rest_app(served.sched, RestStatus(), ShimMetrics())
+    with pytest.raises(OSError):
+        await start_rest_server(app, "127.0.0.1", port)
