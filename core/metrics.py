@@ -69,7 +69,6 @@ class SchedulerMetrics:
     allocations: int = 0  # asks placed
     attempts_failed: int = 0  # asks tried and left pending
     releases: int = 0  # Herder allocations that ended
-    bind_rollbacks: int = 0  # allocations released before the shim confirmed them
     evictions: int = 0  # evictions asked by the recycler or preemption
     evictions_refused: int = 0
     preemptions: int = 0

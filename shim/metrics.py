@@ -111,7 +111,6 @@ _CORE_COUNTERS: dict[str, tuple[str, str, dict[str, str]]] = {
     ),
     "cycles": ("herder_scheduling_cycles", "Scheduling cycles run", {}),
     "releases": ("herder_allocations_released", "Herder pods that ended (finished, deleted or rolled back)", {}),
-    "bind_rollbacks": ("herder_bind_rollbacks", "Placements rolled back before the bind was confirmed", {}),
     "evictions": ("herder_eviction_requests", "Evictions the recycler or preemption asked for", {}),
     "evictions_refused": ("herder_eviction_refusals", "Evictions refused (a PodDisruptionBudget, an API error)", {}),
     "preemptions": ("herder_preemptions", "In-quota preemptions started for a higher-priority pod", {}),
