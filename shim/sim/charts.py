@@ -92,6 +92,7 @@ def queue_chart(plt: Any, report: Mapping[str, Any], path: Path) -> None:
             if limit and queue != "root":
                 ax.axhline(limit / scale, color=line.get_color(), linestyle=":", linewidth=1)
         ax.set_ylabel(f"{resource} ({unit})")
+        ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
     axes[0][0].set_title(f"{report['name']}: queue usage (dotted: queue max)")
     axes[-1][0].set_xlabel("simulated seconds")
@@ -124,14 +125,16 @@ def quota_chart(plt: Any, report: Mapping[str, Any], path: Path) -> bool:
             def runtime(s: Mapping[str, Any], k: str = key, q: str = quota, f: float = scale) -> float:
                 return float(s["quotas"].get(q, {}).get("runtime", {}).get(k, 0)) / f
 
-            times, values = _series(samples, until, used)
-            (line,) = ax.step(times, values, where="post", label=f"{key} used ({unit})")
             times, values = _series(samples, until, runtime)
-            ax.step(times, values, where="post", linestyle="--", color=line.get_color(), label=f"{key} runtime")
+            (line,) = ax.step(times, values, where="post", linestyle="--", linewidth=2.5, alpha=0.5)
+            line.set_label(f"{key} runtime ({unit})")
+            times, values = _series(samples, until, used)
+            ax.step(times, values, where="post", color=line.get_color(), label=f"{key} used")
         ax.set_title(f"quota {quota}", fontsize="medium", loc="left")
+        ax.set_ylim(bottom=0)
         ax.legend(loc="upper right", fontsize="small")
         ax.grid(alpha=0.3)
-    axes[0][0].set_title(f"{report['name']}: elastic quota used (solid) vs runtime (dashed)")
+    fig.suptitle(f"{report['name']}: elastic quota used (solid) vs runtime (dashed)")
     axes[-1][0].set_xlabel("simulated seconds")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
@@ -152,6 +155,8 @@ def pending_chart(plt: Any, report: Mapping[str, Any], path: Path) -> None:
     ax.set_title(f"{report['name']}: Herder's pods pending and running")
     ax.set_xlabel("simulated seconds")
     ax.set_ylabel("pods")
+    ax.set_ylim(bottom=0)
+    ax.yaxis.get_major_locator().set_params(integer=True)
     ax.grid(alpha=0.3)
     ax.legend(loc="upper right", fontsize="small")
     fig.tight_layout()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -112,8 +113,9 @@ def simulate_command(args: argparse.Namespace) -> int:
         except ChartsUnavailable as err:
             print(f"herder simulate: no charts: {err}", file=sys.stderr)
         print("wrote " + ", ".join(str(p) for p in written), file=notes)
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        print(human_summary(report))
+    try:
+        print(json.dumps(report, indent=2) if args.json else human_summary(report))
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader (`| head`) stopped early: not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return EXIT_OK

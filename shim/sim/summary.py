@@ -74,16 +74,16 @@ def human_summary(report: Mapping[str, Any]) -> str:
         f"; other schedulers' pods: {summary['foreign']}",
     ]
     peaks = _peaks(report["timeline"])
-    queues = [q for q in _queues(report["state"]) if q["queuename"] in peaks or q["allocatedResource"]]
-    if queues:
-        lines.append("Queues (used now | at peak | max):")
-        width = max(len(q["queuename"]) for q in queues)
-        for queue in queues:
-            name = queue["queuename"]
-            lines.append(
-                f"  {name:<{width}}  {resources(queue['allocatedResource'])} | {resources(peaks.get(name))}"
-                f" | {resources(queue['maxResource'])}"
-            )
+    current = {q["queuename"]: q for q in _queues(report["state"])}
+    names = [name for name in current if name in peaks] + sorted(name for name in peaks if name not in current)
+    if names:
+        lines.append("Queues (used now | at peak | max; queues a rule created go when their work is done):")
+        width = max(len(name) for name in names)
+        for name in names:
+            queue = current.get(name)
+            now = resources(queue["allocatedResource"]) if queue else "(removed)"
+            limit = resources(queue["maxResource"]) if queue else "-"
+            lines.append(f"  {name:<{width}}  {now} | {resources(peaks.get(name))} | {limit}")
     quotas = [q for q in _quotas(report["state"].get("quotas", [])) if q["name"] not in ("system", "default")]
     if quotas:
         lines.append("Elastic quotas (used / runtime now; min, max):")
