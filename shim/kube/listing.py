@@ -1,0 +1,89 @@
+"""Listing every node, namespace, ElasticQuota and pod with the official client, as plain dicts.
+
+Used for the start-up sync (nothing is scheduled before the whole cluster is known) and for
+reconciling ghosts later. Lists are paged (`limit`/`continue`) so a large cluster is never one
+huge response, and read as raw JSON: the scheduler works on dicts, and building the client's
+model objects for thousands of pods only to turn them back into dicts would be wasted time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from kubernetes import client
+
+QUOTA_GROUP, QUOTA_VERSION, QUOTA_PLURAL = "scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas"
+PAGE = 500
+
+
+def _pages(call: Callable[..., Any], *args: Any, timeout: float) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    token: str | None = None
+    while True:
+        kwargs: dict[str, Any] = {"limit": PAGE, "_preload_content": False, "_request_timeout": timeout}
+        if token:
+            kwargs["_continue"] = token
+        answer = call(*args, **kwargs)
+        document = json.loads(answer.data)
+        items.extend(document.get("items") or [])
+        token = (document.get("metadata") or {}).get("continue")
+        if not token:
+            return items
+
+
+class ClusterReader:
+    def __init__(self, api_client: client.ApiClient, timeout: float = 60.0) -> None:
+        self._core = client.CoreV1Api(api_client)
+        self._custom = client.CustomObjectsApi(api_client)
+        self._timeout = timeout
+
+    def nodes(self) -> list[dict[str, Any]]:
+        return _pages(self._core.list_node, timeout=self._timeout)
+
+    def namespaces(self) -> list[dict[str, Any]]:
+        return _pages(self._core.list_namespace, timeout=self._timeout)
+
+    def pods(self) -> list[dict[str, Any]]:
+        return _pages(self._core.list_pod_for_all_namespaces, timeout=self._timeout)
+
+    def quotas(self) -> list[dict[str, Any]] | None:
+        """Every ElasticQuota, or None when the CRD is not installed."""
+        try:
+            return _pages(
+                self._custom.list_cluster_custom_object,
+                QUOTA_GROUP,
+                QUOTA_VERSION,
+                QUOTA_PLURAL,
+                timeout=self._timeout,
+            )
+        except client.ApiException as error:
+            if error.status == 404:
+                return None
+            raise
+
+    def pod(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """One pod as the API server has it now, or None when it no longer exists."""
+        try:
+            answer = self._core.read_namespaced_pod(
+                name, namespace, _preload_content=False, _request_timeout=self._timeout
+            )
+        except client.ApiException as error:
+            if error.status == 404:
+                return None
+            raise
+        found: dict[str, Any] = json.loads(answer.data)  # type: ignore[attr-defined]
+        return found
+
+    def configmap(self, namespace: str, name: str) -> dict[str, Any] | None:
+        try:
+            answer = self._core.read_namespaced_config_map(
+                name, namespace, _preload_content=False, _request_timeout=self._timeout
+            )
+        except client.ApiException as error:
+            if error.status == 404:
+                return None
+            raise
+        found: dict[str, Any] = json.loads(answer.data)  # type: ignore[arg-type]
+        return found

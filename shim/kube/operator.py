@@ -1,0 +1,276 @@
+"""`HerderOperator`: the scheduler core wired to a Kubernetes cluster through kopf.
+
+One object per replica owns everything the replica runs:
+
+- the core (`Scheduler`) and the shim's view of the cluster (`KubeCache`);
+- the inputs: `PodSync`, `NodeSync`, `QuotaSync` (fed by kopf's `on.event` handlers, see
+  handlers.py) and the `ConfigReloader` (the scheduler ConfigMap);
+- the outputs: `Binder` and `Evictor` behind the core's `ShimCallbacks`;
+- the threads: `Leadership` (the Lease) running `SchedulingLoops` (cycle and recycler) while it
+  leads, and a housekeeper (config reload, binding retries, ghost reconciliation, progress log).
+
+Life cycle: `run()` runs kopf in the calling thread. kopf's start-up handler lists the whole
+cluster (`start()`), so the core knows every node, namespace, quota and pod before the first
+cycle; only then do the watches start. kopf's cleanup handler calls `stop()`: step down and
+release the Lease, stop the threads, let in-flight bindings finish.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import kopf
+from kubernetes import client
+
+from core.config import ConfigError
+from core.scheduler import Scheduler
+from shim.cli import herder_version
+from shim.kube.api import KubeWriter
+from shim.kube.binder import GONE, RETRY, Binder, BindPolicy, classify
+from shim.kube.cache import KubeCache
+from shim.kube.callbacks import ShimCallbacks
+from shim.kube.evictor import Evictor
+from shim.kube.housekeeping import Housekeeper
+from shim.kube.lease import LeaderElector
+from shim.kube.lease_store import KubeLeaseStore
+from shim.kube.listing import ClusterReader
+from shim.kube.loops import Leadership, SchedulingLoops
+from shim.kube.nodes import NodeSync
+from shim.kube.pods import PodSync
+from shim.kube.quotas import QuotaSync
+from shim.kube.recorder import EventRecorder
+from shim.kube.reload import ConfigReloader, ConfigSource, parse_configmap
+from shim.metrics import ShimMetrics
+from shim.rest import RestStatus
+
+log = logging.getLogger("herder.operator")
+
+
+class StartupError(Exception):
+    """The operator cannot start (bad configuration, API unreachable); the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorOptions:
+    source: ConfigSource
+    identity: str
+    bind_timeout: float = 10.0
+    housekeeping_interval: float = 1.0
+    resync_interval: float = 300.0
+    first_resync: float = 15.0
+    rest_port: int | None = None  # None: no REST server; 0: any free port (see HerderOperator.rest_port)
+    rest_host: str = "0.0.0.0"
+    webhook_port: int | None = None  # None: no admission webhooks
+    webhook_cert: str | None = None
+    webhook_key: str | None = None
+    webhook_insecure: bool = False  # plain HTTP, for tests only
+    webhook_addr: str | None = None
+    extra_settings: Mapping[str, Any] = field(default_factory=dict)  # kopf settings tweaks (tests)
+
+
+class HerderOperator:
+    def __init__(self, api_client: client.ApiClient, options: OperatorOptions) -> None:
+        self.api_client = api_client
+        api_client.user_agent = f"herder/{herder_version()} ({options.identity})"
+        self.options = options
+        self.identity = options.identity
+        self.reader = ClusterReader(api_client)
+        self.recorder = EventRecorder(api_client)
+        self.status = RestStatus(identity=options.identity)
+        self.metrics = ShimMetrics()
+        self.cache = KubeCache()
+        self.bound = 0
+        self.rest_port: int | None = None
+        self._dead = threading.Event()  # set by kill(): the replica acts as if its process died
+        self._bind_errors: dict[str, BaseException] = {}
+
+        source = options.source
+        configmap = self._read_configmap()
+        try:
+            config, settings = parse_configmap((configmap or {}).get("data"), source)
+        except ConfigError as error:
+            raise StartupError(
+                f"ConfigMap {source.namespace}/{source.name} is invalid:\n  - " + "\n  - ".join(error.problems)
+            ) from None
+        if configmap is None:
+            log.warning(
+                "ConfigMap %s/%s not found; using %s until it is created",
+                source.namespace,
+                source.name,
+                "the --config file" if source.fallback else "the default configuration",
+            )
+
+        writer = KubeWriter(api_client, timeout=options.bind_timeout)
+        self._writer = writer
+        self.binder = Binder(
+            self._post_binding,
+            self.cache.locate,
+            self._binding_given_back,
+            BindPolicy(workers=settings.bind_workers, attempts=settings.bind_retries),
+        )
+        self.evictor = Evictor(self._post_eviction, self.cache.locate, self._eviction_failed)
+        self.callbacks = ShimCallbacks(self.binder, self.evictor)
+        self.scheduler = Scheduler(self.callbacks, config, settings)
+        self.pods = PodSync(self.scheduler, self.cache, self.binder.forget)
+        self.nodes = NodeSync(self.scheduler, self.cache, self.recorder)
+        self.quotas = QuotaSync(self.scheduler, self.recorder)
+        self.reloader = ConfigReloader(
+            self.scheduler,
+            source,
+            self._read_configmap,
+            self.recorder,
+            initial=(configmap or {}).get("data") if configmap is not None else None,
+        )
+        self.loops = SchedulingLoops(self.scheduler)
+        store = KubeLeaseStore(api_client, source.namespace, settings.lease_name)
+        elector = LeaderElector(store, options.identity, settings.lease_duration)
+        self.leadership = Leadership(elector, self.scheduler, self._elected, self._deposed)
+        self.housekeeper = Housekeeper(self, options.housekeeping_interval)
+        self.stopped = threading.Event()
+
+    # -- life cycle --------------------------------------------------------------------------
+    def start(self) -> None:
+        """Load the whole cluster into the core, then start the Lease loop and housekeeping."""
+        began = time.monotonic()
+        nodes = self.reader.nodes()
+        for node in nodes:
+            self.nodes.apply(node)
+        namespaces = self.reader.namespaces()
+        for namespace in namespaces:
+            self.pods.namespace_changed(namespace)
+        quotas = self.reader.quotas()
+        if quotas is None:
+            log.warning("the ElasticQuota CRD is not installed; elastic quotas are off until it is (restart)")
+        else:
+            self.quotas.apply_all(quotas)
+        listed_at = time.monotonic()
+        pods = self.reader.pods()
+        for pod in pods:
+            self.pods.apply(pod)
+        counts = self.pods.counts()
+        log.info(
+            "synced %d nodes, %d namespaces, %d quotas, %d pods (%d pending Herder pods, %d running Herder pods, "
+            "%d foreign pods) in %.2fs",
+            len(nodes),
+            len(namespaces),
+            len(quotas or []),
+            len(pods),
+            counts["ask"],
+            counts["own"],
+            counts["foreign"],
+            time.monotonic() - began,
+        )
+        self.housekeeper.synced(listed_at)
+        self.status.mark_synced()
+        self.leadership.start()
+        self.housekeeper.start()
+
+    def stop(self) -> None:
+        """Graceful shutdown: no new placements, Lease released, in-flight bindings finished."""
+        if self.stopped.is_set():
+            return
+        self.stopped.set()
+        self.housekeeper.stop()
+        self.leadership.stop(release=not self._dead.is_set())
+        self.loops.stop()
+        self.binder.shutdown(timeout=30)
+        self.evictor.shutdown()
+        log.info("%s stopped (%d pods bound by this replica)", self.identity, self.bound)
+
+    def kill(self) -> None:
+        """Tests: act as a killed process from now on (no writes, no Lease release)."""
+        self._dead.set()
+        self.loops.stop()
+
+    @property
+    def alive(self) -> bool:
+        return not self._dead.is_set()
+
+    def _elected(self) -> None:
+        self.status.set_leader(True)
+        if self.alive:
+            self.loops.start()
+
+    def _deposed(self) -> None:
+        self.status.set_leader(False)
+        self.loops.stop()
+
+    # -- kopf --------------------------------------------------------------------------------
+    def run(self, stop_flag: threading.Event, ready_flag: threading.Event | None = None) -> None:
+        """Run kopf (and so the whole operator) in this thread until `stop_flag` is set or a signal."""
+        from shim.kube import extensions
+        from shim.kube.handlers import build_registry, kopf_settings
+
+        registry = build_registry(self)
+        settings = kopf_settings(self.options.extra_settings)
+        extensions.register_webhooks(self, registry, settings)
+        asyncio.run(
+            kopf.operator(
+                registry=registry,
+                settings=settings,
+                clusterwide=True,
+                standalone=True,
+                stop_flag=stop_flag,
+                ready_flag=ready_flag,
+                memo=kopf.Memo(),
+            )
+        )
+
+    # -- the binder's and evictor's API calls ------------------------------------------------
+    def _post_binding(self, namespace: str, name: str, node: str) -> None:
+        if self._dead.is_set():
+            raise ConnectionError("this replica is stopped")
+        began = time.monotonic()
+        key = f"{namespace}/{name}"
+        try:
+            self._writer.post_binding(namespace, name, node)
+        except Exception as error:
+            self._bind_errors[key] = error
+            raise
+        self._bind_errors.pop(key, None)
+        self.metrics.observe_bind(time.monotonic() - began)
+        self.bound += 1
+        log.debug("bound %s to %s", key, node)
+
+    def _binding_given_back(self, key: str) -> None:
+        """The binder gave up on a pod: read it again and let PodSync decide (see PodSync.binding_failed)."""
+        where = self.cache.locate(key)
+        fresh: dict[str, Any] | None = None
+        gone = where is None
+        if where is not None:
+            namespace, name = where
+            error = self._bind_errors.pop(f"{namespace}/{name}", None)
+            verdict = classify(error) if error is not None else GONE
+            self.metrics.bind_error({GONE: "gone", RETRY: "exhausted"}.get(verdict, "failed"))
+            try:
+                fresh = self.reader.pod(namespace, name)
+                gone = fresh is None
+            except Exception as read_error:
+                log.warning("could not re-read pod %s/%s after its binding failed: %s", namespace, name, read_error)
+        self.pods.binding_failed(key, fresh, gone)
+
+    def _post_eviction(self, namespace: str, name: str) -> None:
+        if self._dead.is_set():
+            raise ConnectionError("this replica is stopped")
+        try:
+            self._writer.post_eviction(namespace, name)
+        except Exception as error:
+            status = getattr(error, "status", None)
+            if status == 404:
+                self.metrics.eviction("gone")
+            raise
+        self.metrics.eviction("evicted")
+
+    def _eviction_failed(self, key: str, why: str) -> None:
+        self.metrics.eviction("refused" if "429" in why else "failed")
+        self.scheduler.eviction_failed(key, why)
+
+    def _read_configmap(self) -> dict[str, Any] | None:
+        source = self.options.source
+        return self.reader.configmap(source.namespace, source.name)

@@ -1,0 +1,278 @@
+"""Pods to the core: the one place that decides what a pod's current state means for the scheduler.
+
+`apply(pod)` is idempotent: it takes the pod as the API server last showed it (initial listing,
+watch event, replay) and makes the core agree, asking the core what it already knows:
+
+- a pending Herder pod becomes an ask (unless the core placed it and its binding is in flight);
+- a Herder pod with `spec.nodeName` is an allocation: one the core made itself (nothing to do),
+  or one made elsewhere (by a previous leader, before a restart, by hand), recovered with its ask
+  so queues, users, groups and quotas count it exactly;
+- a pod of another scheduler on a node is a foreign allocation (counts on its node only);
+- a finished or deleted pod is released, which is the only thing that lowers usage.
+
+A Herder pod waits until its namespace is known (the namespace's annotations decide its queue).
+A pod whose binding failed waits a little (doubling, capped) before it is asked for again, so a
+binding the API server keeps refusing never spins.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from core.scheduler import Scheduler
+from shim.convert import (
+    is_herder_pod,
+    namespace_problems,
+    namespace_tags,
+    pod_is_finished,
+    pod_key,
+    pod_node,
+    pod_to_allocation,
+    pod_to_ask,
+)
+from shim.convert_pod import ConversionError
+from shim.kube.cache import KubeCache
+
+log = logging.getLogger("herder.pods")
+
+ASK = "ask"
+OWN = "own"
+FOREIGN = "foreign"
+
+FIRST_RETRY = 0.5
+LAST_RETRY = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """What the core was last told about a pod."""
+
+    kind: str
+    node: str | None = None
+
+
+def slim(pod: Mapping[str, Any]) -> dict[str, Any]:
+    """The pod without managedFields, which can be most of its size and nobody here reads."""
+    meta = pod.get("metadata") or {}
+    if "managedFields" not in meta:
+        return dict(pod)
+    return {**pod, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+
+
+def _namespace_of(pod: Mapping[str, Any]) -> str:
+    return str((pod.get("metadata") or {}).get("namespace") or "default")
+
+
+def _name_of(pod: Mapping[str, Any]) -> str:
+    meta = pod.get("metadata") or {}
+    return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+
+
+def _terminating(pod: Mapping[str, Any]) -> bool:
+    return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
+
+
+class PodSync:
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        cache: KubeCache,
+        forget_binding: Callable[[str], None],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._scheduler = scheduler
+        self._cache = cache
+        self._forget_binding = forget_binding
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._known: dict[str, Known] = {}
+        self._seen: dict[str, float] = {}
+        self._waiting: dict[str, set[str]] = {}  # namespace -> pods waiting for it
+        self._retry: dict[str, tuple[float, float]] = {}  # pod -> (not before, next delay)
+
+    @property
+    def scheduler_name(self) -> str:
+        return self._scheduler.settings.scheduler_name
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            out = {ASK: 0, OWN: 0, FOREIGN: 0}
+            for known in self._known.values():
+                out[known.kind] += 1
+            out["waiting"] = sum(len(keys) for keys in self._waiting.values())
+            return out
+
+    # -- events ------------------------------------------------------------------------------
+    def apply(self, pod: Mapping[str, Any]) -> None:
+        """The pod as the API server shows it now (listing, ADDED or MODIFIED)."""
+        key = pod_key(pod)
+        with self._lock:
+            self._seen[key] = self._clock()
+            try:
+                self._apply(key, pod)
+            except ConversionError as error:
+                log.warning("pod %s cannot be read, left out: %s", _name_of(pod), error)
+
+    def delete(self, pod: Mapping[str, Any]) -> None:
+        key = pod_key(pod)
+        with self._lock:
+            self._cache.drop_pod(pod)
+            self._seen.pop(key, None)
+            self._retry.pop(key, None)
+            self._unwait(key, _namespace_of(pod))
+            self._release(key)
+        self._forget_binding(key)
+
+    def _apply(self, key: str, pod: Mapping[str, Any]) -> None:
+        node = pod_node(pod)
+        if pod_is_finished(pod) or (node is None and _terminating(pod)):
+            self._cache.drop_pod(pod)
+            self._retry.pop(key, None)
+            self._unwait(key, _namespace_of(pod))
+            self._release(key)
+            return
+        self._cache.put_pod(slim(pod))
+        if not is_herder_pod(pod, self.scheduler_name):
+            if node is not None:
+                self._apply_foreign(key, pod, node)
+            return
+        namespace = self._cache.namespace(_namespace_of(pod))
+        if namespace is None:
+            self._waiting.setdefault(_namespace_of(pod), set()).add(key)
+            return
+        self._unwait(key, _namespace_of(pod))
+        if node is None:
+            self._apply_pending(key, pod, namespace)
+        else:
+            self._apply_bound(key, pod, node, namespace)
+
+    def _apply_foreign(self, key: str, pod: Mapping[str, Any], node: str) -> None:
+        if self._known.get(key) == Known(FOREIGN, node):
+            return
+        allocation = pod_to_allocation(pod, None, self.scheduler_name)
+        self._release(key)
+        self._scheduler.add_allocation(allocation)
+        self._known[key] = Known(FOREIGN, node)
+
+    def _apply_pending(self, key: str, pod: Mapping[str, Any], namespace: Mapping[str, Any]) -> None:
+        if self._scheduler.allocation(key) is not None:
+            return  # placed by this core; the binding is on its way
+        retry = self._retry.get(key)
+        if retry is not None and self._clock() < retry[0]:
+            return
+        self._scheduler.add_ask(pod_to_ask(pod, namespace, self.scheduler_name))
+        self._known[key] = Known(ASK)
+
+    def _apply_bound(self, key: str, pod: Mapping[str, Any], node: str, namespace: Mapping[str, Any]) -> None:
+        self._retry.pop(key, None)
+        current = self._scheduler.allocation(key)
+        if current is not None and current.node_id == node:
+            self._known[key] = Known(OWN, node)
+            return
+        allocation = pod_to_allocation(pod, namespace, self.scheduler_name)
+        if current is not None:
+            log.warning("pod %s runs on %s, not on %s where Herder placed it", _name_of(pod), node, current.node_id)
+            self._scheduler.release_allocation(key)
+        self._scheduler.add_allocation(allocation)
+        self._known[key] = Known(OWN, node)
+
+    def _release(self, key: str) -> None:
+        if self._known.pop(key, None) is not None:
+            self._scheduler.release_allocation(key)
+
+    def _unwait(self, key: str, namespace: str) -> None:
+        waiting = self._waiting.get(namespace)
+        if waiting is not None:
+            waiting.discard(key)
+            if not waiting:
+                del self._waiting[namespace]
+
+    # -- namespaces --------------------------------------------------------------------------
+    def namespace_changed(self, namespace: Mapping[str, Any]) -> None:
+        """A namespace appeared or changed: its waiting pods go on, pending pods take its new tags."""
+        name = str((namespace.get("metadata") or {}).get("name") or "")
+        with self._lock:
+            before = self._cache.namespace(name)
+            self._cache.put_namespace(namespace)
+            changed = before is None or (namespace_tags(before), namespace_problems(before)) != (
+                namespace_tags(namespace),
+                namespace_problems(namespace),
+            )
+            if before is not None and changed:
+                log.info("namespace %s changed its Herder annotations; its pending pods are asked again", name)
+            if not changed:
+                return
+            for pod in self._cache.pods_in(name):
+                if is_herder_pod(pod, self.scheduler_name) and pod_node(pod) is None:
+                    self.apply(pod)
+            for key in list(self._waiting.get(name, ())):
+                waiting = self._cache.pod(key)
+                if waiting is not None:
+                    self.apply(waiting)
+
+    def namespace_deleted(self, namespace: Mapping[str, Any]) -> None:
+        self._cache.drop_namespace(str((namespace.get("metadata") or {}).get("name") or ""))
+
+    # -- bindings that did not land ----------------------------------------------------------
+    def binding_failed(self, key: str, fresh: Mapping[str, Any] | None, gone: bool) -> None:
+        """The binder gave the pod back; `fresh` is the pod re-read from the API (None if that failed).
+
+        The core's placement is rolled back unless the pod did land on that very node (a
+        timeout after the binding was applied). A pod still pending is asked for again after a
+        growing delay; a bound one is recovered where it runs; a deleted one is released.
+        """
+        with self._lock:
+            if gone and fresh is None:
+                self._cache.drop_pod(self._cache.pod(key) or {"metadata": {"uid": key}})
+                self._release(key)
+                return
+            current = self._scheduler.allocation(key)
+            pod = fresh if fresh is not None else self._cache.pod(key)
+            node = pod_node(pod) if pod is not None else None
+            if current is not None and node == current.node_id:
+                self._known[key] = Known(OWN, node)
+                return
+            if current is not None:
+                self._scheduler.release_allocation(key)
+                self._known.pop(key, None)
+            if pod is None:
+                return
+            if node is None:
+                delay = self._retry.get(key, (0.0, FIRST_RETRY))[1]
+                self._retry[key] = (self._clock() + delay, min(delay * 2, LAST_RETRY))
+                log.info("pod %s will be placed again in %.1fs", _name_of(pod), delay)
+            self.apply(pod)
+
+    def retry_due(self) -> int:
+        """Ask again for pods whose back-off after a failed binding is over."""
+        now = self._clock()
+        with self._lock:
+            due = [key for key, (when, _) in self._retry.items() if when <= now and key not in self._known]
+            for key in due:
+                pod = self._cache.pod(key)
+                if pod is None:
+                    self._retry.pop(key, None)
+                else:
+                    self.apply(pod)
+            return len(due)
+
+    # -- ghosts ------------------------------------------------------------------------------
+    def reconcile(self, listed: Iterable[Mapping[str, Any]], started: float) -> int:
+        """Forget pods missing from a listing begun at `started` that were last seen before it.
+
+        A pod deleted between the start-up listing and the watch's own listing never gets a
+        DELETED event; this catches it. Pods seen after `started` are newer than the listing.
+        """
+        present = {pod_key(pod) for pod in listed}
+        with self._lock:
+            ghosts = [key for key, seen in self._seen.items() if key not in present and seen < started]
+            for key in ghosts:
+                ghost: Mapping[str, Any] = self._cache.pod(key) or {"metadata": {"uid": key}}
+                log.info("pod %s is gone without a DELETED event; releasing it", _name_of(ghost))
+                self.delete(ghost)
+            return len(ghosts)

@@ -1,0 +1,90 @@
+"""Kubernetes Events on the objects Herder refuses: an invalid ElasticQuota, ConfigMap or Node.
+
+A refusal is said once per object and message (watches replay objects, and a ConfigMap is read
+again and again), as a core/v1 Event that `kubectl describe` shows beside the object. Posting
+is best effort: an API error is logged, never raised into the caller.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import threading
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from kubernetes import client
+
+log = logging.getLogger("herder.events")
+
+COMPONENT = "herder"
+WARNING = "Warning"
+NORMAL = "Normal"
+_CLUSTER_EVENTS_NAMESPACE = "default"
+_REMEMBERED = 10_000
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def object_reference(obj: Mapping[str, Any]) -> dict[str, str]:
+    meta = obj.get("metadata") or {}
+    ref = {
+        "apiVersion": str(obj.get("apiVersion") or "v1"),
+        "kind": str(obj.get("kind") or ""),
+        "name": str(meta.get("name") or ""),
+    }
+    for key, field in (("namespace", "namespace"), ("uid", "uid"), ("resourceVersion", "resourceVersion")):
+        if meta.get(field):
+            ref[key] = str(meta[field])
+    return ref
+
+
+class EventRecorder:
+    def __init__(self, api_client: client.ApiClient, component: str = COMPONENT) -> None:
+        self._core = client.CoreV1Api(api_client)
+        self._component = component
+        self._said: dict[tuple[str, str, str, str], None] = {}
+        self._lock = threading.Lock()
+
+    def record(self, obj: Mapping[str, Any], reason: str, message: str, kind: str = WARNING) -> bool:
+        """Post one Event about `obj`; False when the same thing was already said about it."""
+        ref = object_reference(obj)
+        said = (ref["kind"], ref.get("namespace", ""), ref["name"], f"{reason}: {message}")
+        with self._lock:
+            if said in self._said:
+                return False
+            self._said[said] = None
+            if len(self._said) > _REMEMBERED:
+                self._said.pop(next(iter(self._said)))
+        namespace = ref.get("namespace") or _CLUSTER_EVENTS_NAMESPACE
+        stamp = _now()
+        body = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": f"{ref['name']}.{uuid.uuid4().hex[:16]}", "namespace": namespace},
+            "involvedObject": ref,
+            "reason": reason,
+            "message": message,
+            "type": kind,
+            "source": {"component": self._component},
+            "reportingComponent": self._component,
+            "firstTimestamp": stamp,
+            "lastTimestamp": stamp,
+            "count": 1,
+        }
+        try:
+            self._core.create_namespaced_event(namespace, body, _preload_content=False, _request_timeout=10)  # type: ignore[arg-type]
+        except Exception as error:  # an Event is best effort; the log still says it
+            log.warning("could not post Event %s on %s %s: %s", reason, ref["kind"], ref["name"], error)
+        return True
+
+    def forget(self, obj: Mapping[str, Any]) -> None:
+        """The object changed for the better: a later refusal of it is news again."""
+        ref = object_reference(obj)
+        prefix = (ref["kind"], ref.get("namespace", ""), ref["name"])
+        with self._lock:
+            for said in [s for s in self._said if s[:3] == prefix]:
+                del self._said[said]

@@ -1,0 +1,147 @@
+"""The scheduler ConfigMap: `queues.yaml` plus settings keys, read at start-up and hot-reloaded.
+
+A change is validated whole (queues and settings together) before anything is applied; an
+invalid one is refused with a Kubernetes Event on the ConfigMap naming every problem, and the
+running configuration stays. `--set` options from the command line override the ConfigMap's
+settings; a `--config` file stands in when the ConfigMap has no `queues.yaml`.
+
+`scheduler.name` decides which pods are Herder's; changing it while running would turn pods
+into someone else's, so that change is refused (restart to apply it). Leader election and
+binder settings are read once at start-up; a change to them is applied to the settings and
+logged as taking effect on the next start.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.config import ConfigError, Settings, SettingsError, load_config, parse_settings
+from core.config.schema import SchedulerConfig
+from core.scheduler import Scheduler
+from shim.kube.recorder import EventRecorder
+
+log = logging.getLogger("herder.config")
+
+QUEUES_KEY = "queues.yaml"
+REFUSED = "ConfigRefused"
+RESTART_ONLY = (
+    "lease_name",
+    "lease_duration",
+    "lease_renew_deadline",
+    "lease_retry_period",
+    "bind_workers",
+    "bind_retries",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigSource:
+    """Where the configuration comes from and what the command line adds."""
+
+    namespace: str
+    name: str = "herder-config"
+    fallback: SchedulerConfig | None = None  # --config FILE, used when the ConfigMap has no queues.yaml
+    overrides: Mapping[str, str] = field(default_factory=dict)  # --set key=value, wins over the ConfigMap
+
+
+def parse_configmap(data: Mapping[str, Any] | None, source: ConfigSource) -> tuple[SchedulerConfig, Settings]:
+    """The configuration and settings a ConfigMap's data means; raises with every problem found."""
+    data = data or {}
+    problems: list[str] = []
+    config: SchedulerConfig | None = None
+    queues = data.get(QUEUES_KEY)
+    try:
+        if queues is None and source.fallback is not None:
+            config = source.fallback
+        else:
+            config = load_config(queues if isinstance(queues, str) or queues is None else str(queues))
+    except ConfigError as error:
+        problems.extend(f"{QUEUES_KEY}: {problem}" for problem in error.problems)
+    values = {key: value for key, value in data.items() if key != QUEUES_KEY}
+    values.update(source.overrides)
+    settings: Settings | None = None
+    try:
+        settings = parse_settings(values)
+    except SettingsError as error:
+        problems.extend(error.problems)
+    if problems or config is None or settings is None:
+        raise ConfigError(problems)
+    return config, settings
+
+
+def _configmap_object(source: ConfigSource) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": source.name, "namespace": source.namespace}}
+
+
+class ConfigReloader:
+    """Applies ConfigMap contents to a running scheduler; `check()` reads and applies one change."""
+
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        source: ConfigSource,
+        read: Callable[[], Mapping[str, Any] | None],
+        recorder: EventRecorder | None,
+        initial: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._scheduler = scheduler
+        self._source = source
+        self._read = read
+        self._recorder = recorder
+        self._last: Mapping[str, Any] | None = dict(initial) if initial is not None else None
+        self._lock = threading.Lock()
+        self.applied = 0
+        self.refused = 0
+
+    def check(self) -> bool | None:
+        """Read the ConfigMap; apply it if it changed. True: applied, False: refused, None: no change."""
+        obj = self._read()
+        if obj is None:
+            return None
+        data = dict(obj.get("data") or {})
+        with self._lock:
+            if data == self._last:
+                return None
+            self._last = data
+            return self._apply(obj, data)
+
+    def _apply(self, obj: Mapping[str, Any], data: Mapping[str, Any]) -> bool:
+        try:
+            config, settings = parse_configmap(data, self._source)
+            running = self._scheduler.settings
+            if settings.scheduler_name != running.scheduler_name:
+                raise ConfigError(
+                    [
+                        f"scheduler.name: cannot change from {running.scheduler_name!r} to "
+                        f"{settings.scheduler_name!r} while running; restart Herder to apply it"
+                    ]
+                )
+            if config.checksum != self._scheduler.config.checksum:
+                self._scheduler.update_config(config)
+        except ConfigError as error:
+            self.refused += 1
+            message = (
+                f"ConfigMap {self._source.namespace}/{self._source.name} refused, the running configuration "
+                f"stays: {'; '.join(error.problems)}"
+            )
+            log.warning("%s", message)
+            if self._recorder is not None:
+                self._recorder.record(obj if obj.get("metadata") else _configmap_object(self._source), REFUSED, message)
+            return False
+        if settings != running:
+            later = [name for name in RESTART_ONLY if getattr(settings, name) != getattr(running, name)]
+            self._scheduler.update_settings(settings)
+            if later:
+                log.info("settings %s take effect when Herder restarts", ", ".join(later))
+        self.applied += 1
+        log.info(
+            "configuration reloaded from ConfigMap %s/%s (checksum %s)",
+            self._source.namespace,
+            self._source.name,
+            config.checksum,
+        )
+        return True

@@ -1,0 +1,215 @@
+"""The emulated cluster the shim's integration tests and the e2e suite run against.
+
+`EmulatorServer` runs `HerderEmulator` (tests/kube/emulator_api.py) over HTTP in its own thread
+and event loop, so the real `kubernetes` client and kopf talk to it exactly as to an API server.
+`HerderReplica` runs one `herder run` operator in-process in its own thread (kopf must not share
+the emulator's loop). `running_herder()` puts both together and yields the e2e suite's
+`e2e.backends.Cluster`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import threading
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+import kmock
+from kubernetes import client
+
+from core.scheduler import Scheduler
+from shim.kube.operator import HerderOperator, OperatorOptions
+from shim.kube.reload import ConfigSource
+from tests.kube.emulator_api import NAMESPACES, NODES, PODS, BindingFaults, BindingRecord, HerderEmulator
+
+T = TypeVar("T")
+HERDER_NAMESPACE = "herder-system"
+
+
+class EmulatorServer:
+    """kmock's emulator on a local port, driven from synchronous test code."""
+
+    def __init__(self, faults: BindingFaults | None = None) -> None:
+        self.emulator = HerderEmulator(faults=faults or BindingFaults())
+        self._loop = asyncio.new_event_loop()
+        self._started = threading.Event()
+        self._stop: asyncio.Event | None = None
+        self._thread = threading.Thread(target=self._serve, name="kmock-emulator", daemon=True)
+        self.url = ""
+
+    def __enter__(self) -> EmulatorServer:
+        self._thread.start()
+        if not self._started.wait(timeout=30):
+            raise RuntimeError("the emulator did not start within 30s")
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(timeout=30)
+
+    def _serve(self) -> None:
+        logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_until_complete(self._main())
+
+    async def _main(self) -> None:
+        self._stop = asyncio.Event()
+        async with self.emulator, kmock.Server(self.emulator) as server:
+            self.url = str(server.url).rstrip("/")
+            self._started.set()
+            await self._stop.wait()
+
+    def call(self, make: Callable[[], Coroutine[Any, Any, T]], timeout: float = 30) -> T:
+        """Run a coroutine on the emulator's loop (its state is only touched from there)."""
+        return asyncio.run_coroutine_threadsafe(make(), self._loop).result(timeout)
+
+    def api_client(self, token: str | None = None) -> client.ApiClient:
+        config = client.Configuration()
+        config.host = self.url
+        if token:
+            config.api_key = {"authorization": token}
+            config.api_key_prefix = {"authorization": "Bearer"}
+        return client.ApiClient(config)
+
+    # -- reading the emulator's state (a consistent copy, taken on its loop) -----------------
+    def objects(self, resource: Any) -> list[dict[str, Any]]:
+        async def read() -> list[dict[str, Any]]:
+            return [
+                dict(stored.raw)
+                for key, stored in list(self.emulator.objects.items())
+                if key[0] == resource and not stored.deleted
+            ]
+
+        return self.call(read)
+
+    def bindings(self) -> list[BindingRecord]:
+        async def read() -> list[BindingRecord]:
+            return list(self.emulator.bindings)
+
+        return self.call(read)
+
+    def writes(self) -> list[tuple[str, str, str]]:
+        """(method, path, user agent) of every request that is not a read, in arrival order."""
+
+        async def read() -> list[tuple[str, str, str]]:
+            return [
+                (str(request.method.value), str(request.url.path), str(request.headers.get("User-Agent", "")))
+                for request in list(self.emulator)
+                if isinstance(request, kmock.Request) and str(request.method.value) not in ("GET", "HEAD", "OPTIONS")
+            ]
+
+        return self.call(read)
+
+    def protect(self, namespace: str, pod: str) -> None:
+        """A PodDisruptionBudget now refuses evicting this pod (429)."""
+
+        async def mark() -> None:
+            self.emulator.protected.add((namespace, pod))
+
+        self.call(mark)
+
+    def set_fault_rate(self, rate: float) -> None:
+        async def change() -> None:
+            self.emulator.faults.rate = rate
+
+        self.call(change)
+
+
+class HerderReplica:
+    """One `herder run` in-process: the real operator (kopf, threads, REST) in its own thread."""
+
+    def __init__(self, server: EmulatorServer, options: OperatorOptions) -> None:
+        self.server = server
+        self.options = options
+        self.identity = options.identity
+        self.operator: HerderOperator | None = None
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name=f"replica-{self.identity}", daemon=True)
+
+    def start(self, timeout: float = 30) -> HerderReplica:
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self._error is None:
+            if self._ready.is_set() and self.operator is not None and self.operator.status.synced:
+                return self
+            time.sleep(0.02)
+        raise RuntimeError(f"replica {self.identity} did not start: {self._error!r}")
+
+    def _run(self) -> None:
+        try:
+            self.operator = HerderOperator(self.server.api_client(), self.options)
+            self.operator.run(self._stop, self._ready)
+        except BaseException as error:
+            self._error = error
+            raise
+
+    @property
+    def leading(self) -> bool:
+        return self.operator is not None and self.operator.leadership.leading
+
+    @property
+    def scheduler(self) -> Scheduler:
+        assert self.operator is not None
+        return self.operator.scheduler
+
+    def stop(self, timeout: float = 60) -> None:
+        """SIGTERM: step down, release the Lease, finish bindings."""
+        self._stop.set()
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            raise RuntimeError(f"replica {self.identity} did not stop within {timeout}s")
+
+    def kill(self, timeout: float = 60) -> None:
+        """SIGKILL: from now on it writes nothing and keeps the Lease until it expires."""
+        if self.operator is not None:
+            self.operator.kill()
+        self.stop(timeout)
+
+
+def replica_options(identity: str, namespace: str = HERDER_NAMESPACE, **changes: Any) -> OperatorOptions:
+    """Operator options for in-process replicas: short timeouts, loopback REST on a free port."""
+    base = OperatorOptions(
+        source=ConfigSource(namespace=namespace),
+        identity=identity,
+        bind_timeout=1.0,
+        housekeeping_interval=0.2,
+        first_resync=2.0,
+        rest_port=0,
+        rest_host="127.0.0.1",
+    )
+    return dataclasses.replace(base, **changes)
+
+
+def node_body(name: str, cpu: str = "8", memory: str = "32Gi", pods: str = "110", **labels: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **labels}},
+        "spec": {},
+        "status": {
+            "allocatable": {"cpu": cpu, "memory": memory, "pods": pods},
+            "capacity": {"cpu": cpu, "memory": memory, "pods": pods},
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
+
+
+def namespace_body(name: str, annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "annotations": annotations or {}}}
+
+
+__all__ = [
+    "NAMESPACES",
+    "NODES",
+    "PODS",
+    "BindingFaults",
+    "EmulatorServer",
+    "namespace_body",
+    "node_body",
+]

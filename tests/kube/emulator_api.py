@@ -1,0 +1,356 @@
+"""kmock's Kubernetes emulator, completed with what a scheduler needs from an API server.
+
+kmock 0.8 stores objects and serves list/watch/get/create/patch/delete, but assigns no uid,
+resourceVersion or creationTimestamp, cannot parse `/api/v1/namespaces`, has no binding or
+eviction subresources and no optimistic concurrency (../shared/reference/kopf-kmock.md). This
+module adds them the way the real API server behaves:
+
+- create: uid, creationTimestamp, resourceVersion, the namespace from the URL, `generateName`;
+  a pod created with `spec.nodeName` starts Running (as the kubelet would make it);
+- patch: a `metadata.resourceVersion` in the body must match the stored one (409 otherwise);
+  every write gets a new resourceVersion;
+- `pods/{name}/binding`: 409 when the pod is already bound, else sets `spec.nodeName` (and the
+  kubelet's Running phase); faults (5xx, timeouts) can be injected at a chosen rate;
+- `pods/{name}/eviction`: deletes the pod unless a "PodDisruptionBudget" protects it (429);
+- deleting a namespace deletes what lives in it (pods first, as the garbage collector would);
+- pod creation goes through admission webhooks when a URL is registered (as the API server
+  calls Herder's mutating and validating webhooks).
+
+Every mutation goes through kmock's own code path so watchers see ADDED/MODIFIED/DELETED.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import datetime
+import itertools
+import json
+import random
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import aiohttp.web
+import attrs
+import kmock
+from kmock._internal import enums, parsing, rendering
+
+PODS = kmock.resource("", "v1", "pods")
+NODES = kmock.resource("", "v1", "nodes")
+NAMESPACES = kmock.resource("", "v1", "namespaces")
+CONFIGMAPS = kmock.resource("", "v1", "configmaps")
+EVENTS = kmock.resource("", "v1", "events")
+NEW_EVENTS = kmock.resource("events.k8s.io", "v1", "events")
+LEASES = kmock.resource("coordination.k8s.io", "v1", "leases")
+QUOTAS = kmock.resource("scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas")
+
+_READ_WRITE = ["get", "list", "watch", "create", "patch", "update", "delete"]
+RESOURCES: dict[Any, kmock.ResourceInfo] = {
+    PODS: kmock.ResourceInfo(
+        kind="Pod", namespaced=True, verbs=_READ_WRITE, subresources=["binding", "eviction", "status"]
+    ),
+    NODES: kmock.ResourceInfo(kind="Node", namespaced=False, verbs=_READ_WRITE, subresources=["status"]),
+    NAMESPACES: kmock.ResourceInfo(kind="Namespace", namespaced=False, verbs=_READ_WRITE),
+    CONFIGMAPS: kmock.ResourceInfo(kind="ConfigMap", namespaced=True, verbs=_READ_WRITE),
+    EVENTS: kmock.ResourceInfo(kind="Event", namespaced=True, verbs=_READ_WRITE),
+    NEW_EVENTS: kmock.ResourceInfo(kind="Event", namespaced=True, verbs=_READ_WRITE),
+    LEASES: kmock.ResourceInfo(kind="Lease", namespaced=True, verbs=_READ_WRITE),
+    QUOTAS: kmock.ResourceInfo(
+        kind="ElasticQuota", namespaced=True, verbs=_READ_WRITE, subresources=["status"], shortnames=["eq"]
+    ),
+}
+# What a namespace deletion takes with it, pods first so quotas are no longer in use.
+NAMESPACED_ORDER = (PODS, QUOTAS, CONFIGMAPS, EVENTS, NEW_EVENTS, LEASES)
+
+_original_parse_path = parsing.parse_path
+
+
+def _parse_path(path: str) -> parsing.ParsedPath:
+    """kmock reads `/api/v1/namespaces[/name]` as a namespace prefix; read it as the resource."""
+    parts = path.strip("/").split("/")
+    if parts[:3] == ["api", "v1", "namespaces"] and (
+        len(parts) <= 4 or (len(parts) == 5 and parts[4] in ("status", "finalize"))
+    ):
+        name = parts[3] if len(parts) >= 4 else None
+        sub = parts[4] if len(parts) == 5 else None
+        return parsing.ParsedPath("", "v1", "namespaces", None, name, sub)
+    return _original_parse_path(path)
+
+
+parsing.parse_path = _parse_path
+
+
+def now_rfc3339() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def status(code: int, reason: str, message: str) -> aiohttp.web.Response:
+    body = {
+        "apiVersion": "v1",
+        "kind": "Status",
+        "metadata": {},
+        "status": "Success" if code < 400 else "Failure",
+        "code": code,
+        "reason": reason,
+        "message": message,
+    }
+    return aiohttp.web.json_response(body, status=code)
+
+
+@dataclass
+class BindingFaults:
+    """Injected failures on pods/binding: `rate` of requests fail, half as 5xx, half as timeouts.
+
+    A timeout holds the response for `delay` seconds (longer than the client waits); whether
+    the binding was applied before the client gave up is random, as with a real slow server.
+    """
+
+    rate: float = 0.0
+    delay: float = 1.5
+    seed: int = 7
+    _random: random.Random = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._random = random.Random(self.seed)
+
+    def draw(self) -> str | None:
+        if self.rate <= 0 or self._random.random() >= self.rate:
+            return None
+        return self._random.choice(("error", "timeout-applied", "timeout-lost"))
+
+
+@dataclass(frozen=True, slots=True)
+class BindingRecord:
+    namespace: str
+    name: str
+    node: str
+    code: int
+
+
+Admission = Callable[[Mapping[str, Any], Mapping[str, str]], Any]
+
+
+@attrs.define(kw_only=True)
+class HerderEmulator(kmock.KubernetesEmulator):
+    """The emulator with the API server behaviour listed in the module docstring."""
+
+    faults: BindingFaults = attrs.field(factory=BindingFaults)
+    protected: set[tuple[str, str]] = attrs.field(factory=set)  # (namespace, pod) a PDB protects
+    bindings: list[BindingRecord] = attrs.field(factory=list)
+    webhook_url: str | None = None  # base URL of Herder's admission webhook server
+    users: dict[str, dict[str, Any]] = attrs.field(factory=dict)  # bearer token -> userInfo
+    _versions: Any = attrs.field(factory=lambda: itertools.count(1))
+    _writes: asyncio.Lock | None = attrs.field(default=None)
+
+    def __attrs_post_init__(self) -> None:
+        super().__attrs_post_init__()
+        for resource, info in RESOURCES.items():
+            self.resources[resource] = info
+
+    # -- request routing --------------------------------------------------------------------
+    async def _handle(self, request: rendering.Request) -> aiohttp.web.StreamResponse:
+        if request.resource is None or request.action in (enums.action.LIST, enums.action.WATCH):
+            return await super()._handle(request)
+        if request.action == enums.action.FETCH:
+            return await super()._handle(request)
+        if self._writes is None:
+            self._writes = asyncio.Lock()
+        if request.resource == PODS and request.subresource == "binding" and request.method == "POST":
+            return await self._bind(request)
+        if request.resource == PODS and request.subresource == "eviction" and request.method == "POST":
+            return await self._evict(request)
+        if request.action == enums.action.CREATE and request.resource == PODS and self.webhook_url:
+            refused = await self._admit(request)
+            if refused is not None:
+                return refused
+        async with self._writes:
+            if request.action == enums.action.CREATE:
+                self._stamp_new(request)
+            elif request.action == enums.action.UPDATE:
+                conflict = self._check_version(request)
+                if conflict is not None:
+                    return conflict
+                self._stamp_update(request)
+            elif request.action == enums.action.DELETE and request.resource == NAMESPACES:
+                await self._delete_contents(str(request.name))
+            return await super()._handle(request)
+
+    # -- create / update bookkeeping --------------------------------------------------------
+    def _next_version(self) -> str:
+        return str(next(self._versions))
+
+    def _stamp_new(self, request: rendering.Request) -> None:
+        data = request.data
+        if not isinstance(data, dict):
+            return
+        meta = data.setdefault("metadata", {})
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = f"{meta['generateName']}{uuid.uuid4().hex[:5]}"
+        if request.namespace and not meta.get("namespace"):
+            meta["namespace"] = request.namespace
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = now_rfc3339()
+        meta["resourceVersion"] = self._next_version()
+        if request.resource == PODS:
+            spec = data.setdefault("spec", {})
+            spec.setdefault("schedulerName", "default-scheduler")
+            state = data.setdefault("status", {})
+            if spec.get("nodeName"):
+                state.update(phase="Running", startTime=meta["creationTimestamp"])
+            else:
+                state.setdefault("phase", "Pending")
+
+    def _stored(self, resource: Any, namespace: str | None, name: str | None) -> Any:
+        key = (resource, namespace, name)
+        if key not in self.objects or self.objects[key].deleted:
+            return None
+        return self.objects[key]
+
+    def _check_version(self, request: rendering.Request) -> aiohttp.web.Response | None:
+        data = request.data
+        if not isinstance(data, Mapping):
+            return None
+        wanted = (data.get("metadata") or {}).get("resourceVersion")
+        stored = self._stored(request.resource, request.namespace, request.name)
+        if wanted is None or stored is None:
+            return None
+        current = (stored.get("metadata") or {}).get("resourceVersion")
+        if str(wanted) != str(current):
+            return status(
+                409,
+                "Conflict",
+                f'Operation cannot be fulfilled on {request.resource.plural} "{request.name}": '
+                "the object has been modified; please apply your changes to the latest version and try again",
+            )
+        return None
+
+    def _stamp_update(self, request: rendering.Request) -> None:
+        version = self._next_version()
+        if isinstance(request.data, dict):
+            request.data.setdefault("metadata", {})["resourceVersion"] = version
+        elif isinstance(request.data, list):
+            request.data.append({"op": "add", "path": "/metadata/resourceVersion", "value": version})
+
+    async def _patch(self, resource: Any, namespace: str | None, name: str, patch: dict[str, Any]) -> None:
+        """Patch through kmock's locked store and notify watchers (the caller holds `_writes`)."""
+        patch.setdefault("metadata", {})["resourceVersion"] = self._next_version()
+        async with self._lock:
+            stored = self.objects[(resource, namespace, name)]
+            stored.patch(patch)
+            await self._buses[resource].put({"type": "MODIFIED", "object": stored.raw})
+
+    async def _remove(self, resource: Any, namespace: str | None, name: str) -> None:
+        async with self._lock:
+            stored = self.objects[(resource, namespace, name)]
+            stored.delete()
+            await self._buses[resource].put({"type": "DELETED", "object": stored.last.raw})
+
+    async def _delete_contents(self, namespace: str) -> None:
+        for resource in NAMESPACED_ORDER:
+            doomed = [
+                key
+                for key, stored in list(self.objects.items())
+                if key[0] == resource and key[1] == namespace and not stored.deleted
+            ]
+            for key in doomed:
+                await self._remove(*key)
+
+    # -- subresources -----------------------------------------------------------------------
+    async def _bind(self, request: rendering.Request) -> aiohttp.web.StreamResponse:
+        namespace, name = request.namespace, str(request.name)
+        node = str(((request.data or {}).get("target") or {}).get("name") or "")
+        fault = self.faults.draw()
+        if fault == "error":
+            self.bindings.append(BindingRecord(str(namespace), name, node, 500))
+            return status(500, "InternalError", "injected fault: etcdserver: request timed out")
+        async with self._writes:  # type: ignore[union-attr]
+            stored = self._stored(PODS, namespace, name)
+            if stored is None:
+                code, answer = 404, status(404, "NotFound", f'pods "{name}" not found')
+            elif (stored.get("spec") or {}).get("nodeName"):
+                bound_to = stored["spec"]["nodeName"]
+                code, answer = 409, status(409, "Conflict", f"pod {name} is already assigned to node {bound_to!r}")
+            elif fault == "timeout-lost":
+                code, answer = 0, status(504, "Timeout", "injected fault: lost")
+            else:
+                started = now_rfc3339()
+                await self._patch(
+                    PODS,
+                    namespace,
+                    name,
+                    {
+                        "spec": {"nodeName": node},
+                        "status": {
+                            "phase": "Running",
+                            "startTime": started,
+                            "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": started}],
+                        },
+                    },
+                )
+                code, answer = 201, status(201, "Created", "bound")
+            self.bindings.append(BindingRecord(str(namespace), name, node, code))
+        if fault is not None and fault.startswith("timeout"):
+            await asyncio.sleep(self.faults.delay)
+            return status(504, "Timeout", "injected fault: the response came too late")
+        return answer
+
+    async def _evict(self, request: rendering.Request) -> aiohttp.web.StreamResponse:
+        namespace, name = request.namespace, str(request.name)
+        async with self._writes:  # type: ignore[union-attr]
+            if self._stored(PODS, namespace, name) is None:
+                return status(404, "NotFound", f'pods "{name}" not found')
+            if (namespace, name) in self.protected:
+                return status(
+                    429, "TooManyRequests", "Cannot evict pod as it would violate the pod's disruption budget."
+                )
+            await self._remove(PODS, namespace, name)
+        return status(201, "Created", "evicted")
+
+    # -- admission --------------------------------------------------------------------------
+    def _user_info(self, headers: Mapping[str, str]) -> dict[str, Any]:
+        auth = headers.get("Authorization") or headers.get("authorization") or ""
+        token = auth.split(" ", 1)[1] if " " in auth else ""
+        return self.users.get(token, {"username": "system:anonymous", "groups": ["system:unauthenticated"]})
+
+    async def _admit(self, request: rendering.Request) -> aiohttp.web.StreamResponse | None:
+        """Call the mutating then the validating webhook for a pod create, as the API server does."""
+        pod = request.data
+        if not isinstance(pod, dict):
+            return None
+        if request.namespace and not (pod.get("metadata") or {}).get("namespace"):
+            pod.setdefault("metadata", {})["namespace"] = request.namespace
+        user = self._user_info(request.headers)
+        async with aiohttp.ClientSession() as session:
+            for path in ("mutate", "validate"):
+                review = {
+                    "apiVersion": "admission.k8s.io/v1",
+                    "kind": "AdmissionReview",
+                    "request": {
+                        "uid": str(uuid.uuid4()),
+                        "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                        "resource": {"group": "", "version": "v1", "resource": "pods"},
+                        "namespace": request.namespace,
+                        "operation": "CREATE",
+                        "userInfo": user,
+                        "object": pod,
+                        "oldObject": None,
+                        "dryRun": False,
+                        "options": {},
+                    },
+                }
+                async with session.post(f"{self.webhook_url}/{path}", json=review) as answer:
+                    if answer.status == 404:
+                        continue
+                    verdict = (await answer.json()).get("response") or {}
+                if not verdict.get("allowed", False):
+                    result = verdict.get("status") or {}
+                    return status(int(result.get("code") or 400), "Forbidden", str(result.get("message") or ""))
+                if verdict.get("patch"):
+                    import jsonpatch  # kmock's own dependency
+
+                    operations = json.loads(base64.b64decode(verdict["patch"]))
+                    pod = jsonpatch.apply_patch(pod, operations, in_place=True)
+        return None
