@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import kmock
 import kopf
 import pytest
 
@@ -32,16 +31,8 @@ from shim.kube.webhooks import (
     register_webhooks,
     webhook_server,
 )
+from tests.kube.kmock_thread import KmockThread
 
-VERBS = ["get", "list", "watch", "create", "patch", "delete"]
-RESOURCES = {
-    "v1/pods": kmock.ResourceInfo(kind="Pod", namespaced=True, verbs=VERBS, subresources=["status"]),
-    "v1/namespaces": kmock.ResourceInfo(kind="Namespace", namespaced=False, verbs=VERBS),
-    "apps/v1/deployments": kmock.ResourceInfo(kind="Deployment", namespaced=True, verbs=VERBS),
-    "scheduling.sigs.k8s.io/v1alpha1/elasticquotas": kmock.ResourceInfo(
-        kind="ElasticQuota", namespaced=True, verbs=VERBS, subresources=["status"]
-    ),
-}
 ALICE = {"username": "alice", "uid": "1", "groups": ["team-a"]}
 MALLORY = {"username": "mallory", "uid": "2", "groups": []}
 
@@ -64,51 +55,34 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def world() -> Iterator[World]:
     world = World()
-    api_ready, api_stop = threading.Event(), threading.Event()
-    box: dict[str, Any] = {}
+    with KmockThread() as api:
+        registry = kopf.OperatorRegistry()
 
-    async def serve_api() -> None:
-        async with kmock.KubernetesEmulator() as emulator, kmock.Server(emulator) as server:
-            for name, info in RESOURCES.items():
-                emulator.resources[name] = info
-            box["url"] = str(server.url).rstrip("/")
-            api_ready.set()
-            while not api_stop.is_set():
-                await asyncio.sleep(0.05)
+        @kopf.on.login(registry=registry)
+        def login(**_: Any) -> kopf.ConnectionInfo:
+            return kopf.ConnectionInfo(server=api.url)
 
-    api = threading.Thread(target=lambda: asyncio.run(serve_api()), daemon=True)
-    api.start()
-    assert api_ready.wait(30)
-
-    registry = kopf.OperatorRegistry()
-
-    @kopf.on.login(registry=registry)
-    def login(**_: Any) -> kopf.ConnectionInfo:
-        return kopf.ConnectionInfo(server=box["url"])
-
-    register_webhooks(
-        registry,
-        WebhookDeps(settings=Settings, quota_tree=lambda: world.quotas, namespace=world.namespaces.get),
-    )
-    port = _free_port()
-    settings = kopf.OperatorSettings()
-    settings.admission.server = webhook_server(port, insecure=True, addr="127.0.0.1")
-    settings.posting.enabled = False
-    stop = threading.Event()
-    operator = threading.Thread(
-        target=lambda: asyncio.run(
-            kopf.operator(registry=registry, settings=settings, clusterwide=True, standalone=True, stop_flag=stop)
-        ),
-        daemon=True,
-    )
-    operator.start()
-    world.url = f"http://127.0.0.1:{port}"
-    _wait_until_serving(world.url)
-    yield world
-    stop.set()
-    operator.join(30)
-    api_stop.set()
-    api.join(30)
+        register_webhooks(
+            registry,
+            WebhookDeps(settings=Settings, quota_tree=lambda: world.quotas, namespace=world.namespaces.get),
+        )
+        port = _free_port()
+        settings = kopf.OperatorSettings()
+        settings.admission.server = webhook_server(port, insecure=True, addr="127.0.0.1")
+        settings.posting.enabled = False
+        stop = threading.Event()
+        operator = threading.Thread(
+            target=lambda: asyncio.run(
+                kopf.operator(registry=registry, settings=settings, clusterwide=True, standalone=True, stop_flag=stop)
+            ),
+            daemon=True,
+        )
+        operator.start()
+        world.url = f"http://127.0.0.1:{port}"
+        _wait_until_serving(world.url)
+        yield world
+        stop.set()
+        operator.join(30)
 
 
 def _wait_until_serving(url: str) -> None:

@@ -1,0 +1,119 @@
+"""The status writers: what Herder writes back to the cluster so people see what it decided.
+
+- ElasticQuota `status.used` and the `runtime`/`request` annotations (shim/kube/quota_status.py);
+- pods' `PodScheduled=False` condition with the reason they wait (shim/kube/pod_status.py);
+- Kubernetes Events for scheduled, waiting, evicted and preempted pods, correlated and rate
+  limited (shim/kube/pod_events.py).
+
+`StatusWriters` runs them in one thread: every `tick` seconds it drains the core's scheduling
+events (ShimCallbacks.events) into the pod writers, then lets each writer do what its own rate
+limit allows (`status.interval` for quota status and pod conditions, the event token bucket for
+Events). Only the leader writes: while `active()` is false the events are drained and dropped.
+The API calls are those of shim/kube/status_api.py, all declared in shim/kube/permissions.py.
+
+The operator starts it with `start_status_writers(operator)` (shim/kube/extensions.py) and stops
+it with `.stop()`.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from core.events import SchedulingEvent
+from shim.kube.pod_events import EventCorrelator, EventWriter
+from shim.kube.pod_status import PodConditionWriter
+from shim.kube.quota_status import QuotaStatusWriter
+from shim.kube.status_api import StatusApi
+
+log = logging.getLogger("herder.status")
+
+__all__ = ["StatusWriters", "start_status_writers"]
+
+
+class StatusWriters:
+    def __init__(
+        self,
+        events: queue.Queue[SchedulingEvent],
+        quotas: QuotaStatusWriter,
+        pods: PodConditionWriter,
+        pod_events: EventWriter,
+        active: Callable[[], bool] = lambda: True,
+        tick: float = 0.1,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._events = events
+        self.quotas = quotas
+        self.pods = pods
+        self.pod_events = pod_events
+        self._active = active
+        self._tick = tick
+        self._clock = clock
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def run_once(self, now: float | None = None) -> None:
+        """One round: take the queued scheduling events, then write what is due."""
+        now = self._clock() if now is None else now
+        active = self._active()
+        while True:
+            try:
+                event = self._events.get_nowait()
+            except queue.Empty:
+                break
+            if active:
+                self.pods.observe(event)
+                self.pod_events.observe(event, now)
+        if not active:
+            return
+        for write in (self.quotas.tick, self.pods.tick, self.pod_events.flush):
+            try:
+                write(now)
+            except Exception:  # a writer's bug must not end the thread; the next round retries
+                log.exception("status writer %s failed", getattr(write, "__qualname__", write))
+
+    def start(self) -> None:
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="herder-status", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._tick):
+            self.run_once()
+
+
+def start_status_writers(op: Any) -> StatusWriters:
+    """Build and start the writers for a running HerderOperator (its api_client, scheduler, cache,
+    callbacks.events, status.leader and identity)."""
+    api = StatusApi(op.api_client)
+    scheduler = op.scheduler
+
+    def interval() -> float:
+        return float(scheduler.settings.status_interval)
+
+    def namespaces() -> dict[str, str]:
+        specs, _ = scheduler.quota_tree()
+        return {name: spec.namespace for name, spec in specs.items() if spec.namespace}
+
+    correlator = EventCorrelator(component=scheduler.settings.scheduler_name, instance=str(op.identity))
+    writers = StatusWriters(
+        op.callbacks.events,
+        QuotaStatusWriter(api, scheduler.quota_status, namespaces, interval),
+        PodConditionWriter(api, op.cache.pod, scheduler.pending_reason, interval),
+        EventWriter(api, op.cache.locate, correlator),
+        active=lambda: bool(op.status.leader) and bool(op.alive),
+    )
+    writers.start()
+    log.info("status writers started (quota status, pod conditions, Events)")
+    return writers

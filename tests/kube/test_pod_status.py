@@ -1,0 +1,197 @@
+"""A waiting pod tells why: PodScheduled=False, reason Unschedulable, the core's reason as message,
+written through the real client only when the reason changes, a few pods per interval, and never
+over a binding."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from core.events import SchedulingEvent
+from core.objects.ask import Allocation
+from core.scheduler import Scheduler
+from shim.convert import node_to_info, pod_to_ask
+from shim.kube.pod_status import PodConditionWriter, shown_reason
+from shim.kube.status_api import StatusApi
+from tests.kube.kmock_thread import KmockThread
+
+NAMESPACE = {"metadata": {"name": "team-a"}}
+
+
+class Reported:
+    """Keeps the core's scheduling events, as the shim's callbacks queue them."""
+
+    def __init__(self) -> None:
+        self.events: list[SchedulingEvent] = []
+
+    def bind(self, allocation: Allocation) -> None: ...
+    def evict(self, allocation: Allocation, reason: str) -> None: ...
+
+    def report(self, event: SchedulingEvent) -> None:
+        self.events.append(event)
+
+    def take(self) -> list[SchedulingEvent]:
+        taken, self.events = self.events, []
+        return taken
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def pod(name: str, cpu: str = "1") -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "team-a", "uid": f"uid-{name}"},
+        "spec": {
+            "schedulerName": "herder",
+            "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu}}}],
+        },
+    }
+
+
+class World:
+    def __init__(self, api: KmockThread) -> None:
+        self.api = api
+        self.core = client.CoreV1Api(api.api_client())
+        self.reported = Reported()
+        self.scheduler = Scheduler(self.reported)
+        self.clock = Clock()
+
+    def submit(self, *pods: dict[str, Any]) -> None:
+        for item in pods:
+            self.core.create_namespaced_pod("team-a", item)
+            self.scheduler.add_ask(pod_to_ask(item, NAMESPACE))
+        self.scheduler.schedule()
+
+    def cached(self, key: str) -> dict[str, Any] | None:
+        """The pod as the operator's cache (fed by the watch) holds it."""
+        for stored in self.api.objects("pods"):
+            if stored["metadata"].get("uid") == key:
+                return stored
+        return None
+
+    def writer(self, per_pass: int = 200, interval: float = 1.0) -> PodConditionWriter:
+        return PodConditionWriter(
+            StatusApi(self.api.api_client()),
+            self.cached,
+            self.scheduler.pending_reason,
+            lambda: interval,
+            per_pass=per_pass,
+            clock=self.clock,
+        )
+
+    def feed(self, writer: PodConditionWriter) -> None:
+        for event in self.reported.take():
+            writer.observe(event)
+
+    def condition(self, name: str) -> dict[str, Any] | None:
+        found = self.core.read_namespaced_pod(name, "team-a")
+        for condition in found.status.conditions or [] if found.status else []:
+            if condition.type == "PodScheduled":
+                return {"status": condition.status, "reason": condition.reason, "message": condition.message}
+        return None
+
+
+@pytest.fixture
+def world() -> Iterator[World]:
+    with KmockThread() as api:
+        yield World(api)
+
+
+def test_waiting_pod_shows_the_schedulers_reason(world: World) -> None:
+    world.submit(pod("job-1"))
+    writer = world.writer()
+    world.feed(writer)
+    assert writer.tick() == 1
+    reason = world.scheduler.pending_reason("uid-job-1")
+    assert reason
+    assert world.condition("job-1") == {"status": "False", "reason": "Unschedulable", "message": reason}
+
+
+def test_an_unchanged_reason_is_not_written_again(world: World) -> None:
+    world.submit(pod("job-1"))
+    writer = world.writer()
+    world.feed(writer)
+    writer.tick()
+    [unschedulable] = [e for e in world.scheduler.events.latest() if e.reason == "Unschedulable"]
+    for _ in range(3):  # the same reason reported again (a restart replays it)
+        writer.observe(unschedulable)
+        world.clock.now += 5
+        assert writer.tick() == 0
+    assert len(world.api.writes("/pods/job-1/status")) == 1
+
+
+def test_a_new_reason_replaces_the_old_one(world: World) -> None:
+    world.submit(pod("big", cpu="6"))
+    writer = world.writer()
+    world.feed(writer)
+    writer.tick()
+    first = world.condition("big")
+    world.scheduler.update_node(
+        node_to_info({"metadata": {"name": "small"}, "status": {"allocatable": {"cpu": "4", "pods": "10"}}})
+    )
+    world.scheduler.schedule()
+    world.feed(writer)
+    world.clock.now += 1
+    assert writer.tick() == 1
+    second = world.condition("big")
+    assert first is not None and second is not None
+    assert second["message"] == world.scheduler.pending_reason("uid-big") != first["message"]
+
+
+def test_a_burst_of_waiting_pods_is_written_a_few_per_interval(world: World) -> None:
+    world.submit(*(pod(f"job-{i}") for i in range(5)))
+    writer = world.writer(per_pass=2, interval=1.0)
+    world.feed(writer)
+    made = [writer.tick()]
+    world.clock.now = 0.5
+    made.append(writer.tick())
+    for second in (1, 2, 3):
+        world.clock.now = second
+        made.append(writer.tick())
+    assert made == [2, 0, 2, 1, 0]
+    assert all(world.condition(f"job-{i}") is not None for i in range(5))
+
+
+def test_a_pod_placed_before_the_write_is_left_to_its_binding(world: World) -> None:
+    world.submit(pod("job-1"))
+    writer = world.writer()
+    world.feed(writer)
+    world.scheduler.update_node(
+        node_to_info({"metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "8", "pods": "10"}}})
+    )
+    world.scheduler.schedule()
+    assert writer.tick() == 0
+    world.feed(writer)  # the Scheduled event ends the writer's interest
+    assert writer.pending() == 0
+    assert world.api.writes("/pods/job-1/status") == []
+
+
+def test_a_bound_pod_is_never_marked_unschedulable(world: World) -> None:
+    world.submit(pod("job-1"))
+    writer = world.writer()
+    world.feed(writer)
+    world.core.patch_namespaced_pod("job-1", "team-a", {"spec": {"nodeName": "n1"}})
+    assert writer.tick() == 0
+    assert world.api.writes("/pods/job-1/status") == []
+
+
+def test_reason_already_shown_after_a_restart_is_not_rewritten(world: World) -> None:
+    world.submit(pod("job-1"))
+    first = world.writer()
+    world.feed(first)
+    first.tick()
+    [unschedulable] = [e for e in world.scheduler.events.latest() if e.reason == "Unschedulable"]
+    restarted = world.writer()
+    restarted.observe(unschedulable)
+    assert restarted.tick() == 0
+    assert shown_reason(world.cached("uid-job-1") or {}) == world.scheduler.pending_reason("uid-job-1")
