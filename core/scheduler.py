@@ -126,8 +126,10 @@ class Scheduler:
                 )
                 raise ConfigError(problems)
             state.config = config
+            before = {app.app_id: app.queue_path for app in state.partition.applications.values()}
             state.partition.apply_config(config.partition())
             state.ugm.update_config(config.partition())
+            self._move_user_usage(state, before)
             state.fit_failures.clear()
             state.metrics.config_updates += 1
             state.emit(
@@ -135,6 +137,17 @@ class Scheduler:
             )
             self._retry_unplaced(state, when)
             self._changed(state)
+
+    @staticmethod
+    def _move_user_usage(state: CoreState, before: dict[str, str]) -> None:
+        """Applications a config change moved (into a draining queue) take their user and group
+        usage along, so the pods' releases find it where they look."""
+        for app in state.partition.applications.values():
+            old_path = before.get(app.app_id, app.queue_path)
+            if old_path == app.queue_path or not app.used:
+                continue
+            state.ugm.decrease_tracked_resource(old_path, app.app_id, app.used, app.user, True)
+            state.ugm.increase_tracked_resource(app.queue_path, app.app_id, app.used, app.user, force=True)
 
     def update_settings(self, settings: Settings) -> None:
         with self._locked() as state:
@@ -499,7 +512,9 @@ class Scheduler:
 
     @staticmethod
     def _reresolve_quotas(state: CoreState) -> None:
-        """Pending pods follow quota changes (a namespace's quota may appear or go)."""
+        """Pods follow quota changes (a namespace's quota may appear or go): pending ones, and
+        running ones too, as Koordinator moves running pods out of the default quota when their
+        namespace's quota is created; otherwise their usage would not count against it."""
         for key, app in state.ask_app.items():
             ask = app.asks.get(key)
             if ask is None:
@@ -508,6 +523,19 @@ class Scheduler:
             if state.ask_quota.get(key) != quota:
                 state.quotas.remove_request(key)
                 state.quotas.add_request(key, quota, ask.resource, ask.preemptible)
+                state.ask_quota[key] = quota
+        for key, allocation in state.allocations.items():
+            ask = allocation.ask
+            if ask is None:
+                continue
+            quota = state.quotas.resolve(ask.namespace, ask.quota)
+            if state.ask_quota.get(key) != quota:
+                state.quotas.release(key)
+                state.quotas.remove_request(key)
+                state.quotas.add_request(key, quota, ask.resource, ask.preemptible)
+                state.quotas.allocate(
+                    key, quota, ask.resource, ask.preemptible, allocation.priority, allocation.allocation_time
+                )
                 state.ask_quota[key] = quota
 
     def quota_status(self) -> dict[str, QuotaStatus]:
