@@ -119,9 +119,12 @@ class Partition:
         for depth, name in enumerate(parts[1:], start=1):
             last = depth == len(parts) - 1
             child = queue.child(name)
-            if child is None or (last and not child.is_leaf):
-                if child is not None:
-                    name = f"{name}-draining"
+            if child is not None and child.is_leaf != last:
+                # The new tree has a queue of the other kind here: the old work drains beside it
+                # (one such queue for all applications that were there).
+                name = f"{name}-draining"
+                child = queue.child(name)
+            if child is None:
                 child = Queue(name, queue, leaf=last, managed=False)
                 child.draining = draining
                 queue.add_child(child)

@@ -210,3 +210,22 @@ def test_the_first_pod_of_an_application_failing_to_bind_leaves_no_usage_behind(
     assert world.usage_snapshot() == before
     assert world.sched.users_document() == []
     assert world.queue("root.a")["runningApps"] == 0
+
+
+def test_applications_of_a_leaf_that_became_a_parent_drain_beside_it() -> None:
+    world = World(TWO_QUEUES)
+    world.node("n1", cpu=8)
+    world.pod("p1", queue="root.b", app="one")
+    world.schedule()
+    world.pod("p2", queue="root.b", app="two")
+    world.configure(TWO_QUEUES + "            queues: [{name: child}]\n")
+    draining = world.queue("root.b-draining")
+    assert draining["status"] == "Draining"
+    assert draining["allocatedResource"]["pods"] == 1 and draining["runningApps"] == 1
+    assert world.user_usage("alice", "root.b-draining")["pods"] == 1
+    assert world.schedule() == {"p2": "n1"}  # work already in it goes on
+    world.finish("p1", "p2")
+    world.schedule(advance=60.0)
+    assert not world.has_queue("root.b-draining")
+    assert world.allocated("root") == {}
+    assert world.sched.users_document() == []
