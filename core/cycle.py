@@ -93,6 +93,11 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
         _park(state, app, ask, f"Herder cannot honour required rules: {rules}", now)
         return None
     reason = leaf.max_violation(ask.resource)
+    cluster_full: str | None = None
+    if reason is not None and reason == state.partition.root.max_violation(ask.resource):
+        # Only the root (the cluster's size) says no: no node fits, which in-quota preemption
+        # below may still solve, so the ask goes on to the other checks.
+        cluster_full, reason = reason, None
     if reason is None and not app.is_running:
         reason = leaf.app_limit_violation()
     if reason is not None:
@@ -106,9 +111,9 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
     reason = state.quotas.check_admission(quota, ask.resource, ask.preemptible)
     node_id = None
     if reason is None:
-        node_id = _select_node(state, ask)
+        node_id = None if cluster_full else _select_node(state, ask)
         if node_id is None:
-            reason = _fit_reason(state, ask)
+            reason = cluster_full or _fit_reason(state, ask)
     if node_id is None:
         ugm.decrease_tracked_resource(leaf.path, app.app_id, ask.resource, app.user, not app.is_running)
         _maybe_preempt(state, ask, quota, now)
