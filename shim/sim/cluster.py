@@ -231,7 +231,8 @@ class SimCluster:
         self.changes += 1
 
     def is_parent_quota(self, name: str) -> bool:
-        labels = self.quotas[name]["metadata"].get("labels") or {}
+        quota = self.quotas.get(name)
+        labels = (quota["metadata"].get("labels") or {}) if quota is not None else {}
         return labels.get(LABEL_IS_PARENT) == "true"
 
     def apply_config(self, source: Any, now: float) -> None:

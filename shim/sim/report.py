@@ -42,7 +42,8 @@ def pod_entry(sim: Simulation, pod: SimPod, pending_queue: dict[str, str]) -> di
     if pod.state == PENDING:
         reason = sim.scheduler.pending_reason(pod.key) or reason
         queue = pending_queue.get(pod.key)
-        quota = sim.scheduler.quota_of(pod.key)
+    if pod.state in (PENDING, RUNNING):  # a running pod moves when its namespace's quota appears
+        quota = sim.scheduler.quota_of(pod.key) or quota
     return {
         "state": pod.state,
         "node": pod.node,
