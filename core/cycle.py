@@ -54,9 +54,12 @@ def _walk_leaf(state: CoreState, leaf: Queue, now: float) -> Allocation | None:
         return None
     version = state.version
     order = leaf.order
-    if order is None:
+    # With priority sorting an application's rank is its best ask that may run now; asks parked
+    # at an older change counter may run again, so the order is stale once the counter moved.
+    if order is None or (leaf.order_version != version and leaf.app_sort_priority):
         order = order_applications(leaf, version, state.partition.cluster_capacity)
         leaf.order = order
+        leaf.order_version = version
     for app in order:
         while True:
             ask = app.next_candidate(version)
@@ -175,7 +178,9 @@ def _commit(
     if not app.asks:
         leaf.pending_apps.pop(app.app_id, None)
         leaf.order = None
-    elif app_order_depends_on_usage(leaf):
+    elif app_order_depends_on_usage(leaf) or (
+        leaf.app_sort_priority and app.top_priority(state.version) != ask.priority
+    ):
         leaf.order = None
     _advance_state(app, first, now)
     state.quotas.allocate(ask.key, quota, ask.resource, ask.preemptible, ask.priority, now)
@@ -220,8 +225,13 @@ def _advance_state(app: Application, first: bool, now: float) -> None:
 
 def _maybe_preempt(state: CoreState, ask: Ask, quota: str, now: float) -> None:
     """In-quota preemption: lower-priority preemptible pods of the same quota on one node."""
-    if quota in (DEFAULT_QUOTA, SYSTEM_QUOTA) or ask.key in state.preempting:
+    if quota in (DEFAULT_QUOTA, SYSTEM_QUOTA):
         return
+    asked = state.preempting.get(ask.key)
+    if asked is not None:
+        if any(key in state.allocations for key in asked):
+            return  # still waiting for the victims to end
+        del state.preempting[ask.key]  # they ended but the room went to another pod: plan again
     partition = state.partition
     slots: dict[str, NodeSlot] = {}
     for node in partition.nodes.values():

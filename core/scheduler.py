@@ -249,9 +249,11 @@ class Scheduler:
             return app
         queue, reason = partition.place(ask)
         if queue is None:
-            state.metrics.apps_rejected += 1
-            state.rejected_apps.append((ask.application_id, ask.queue or "", reason, now))
-            state.emit(SchedulingEvent(now, APPLICATION, ask.application_id, "Rejected", reason))
+            if not any(entry[0] == ask.application_id for entry in state.rejected_apps):
+                # Once per application, not once per pod (or per retry after a config change).
+                state.metrics.apps_rejected += 1
+                state.rejected_apps.append((ask.application_id, ask.queue or "", reason, now))
+                state.emit(SchedulingEvent(now, APPLICATION, ask.application_id, "Rejected", reason))
             self._unplace(state, ask, reason, now)
             return None
         queue.draining = False

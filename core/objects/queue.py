@@ -46,6 +46,7 @@ class Queue:
         "max_applications",
         "name",
         "order",
+        "order_version",
         "parent",
         "path",
         "pending",
@@ -78,6 +79,7 @@ class Queue:
         # Leaf only: applications with asks, and their cached order (None: sort again).
         self.pending_apps: dict[str, Application] = {}
         self.order: list[Application] | None = None
+        self.order_version = -1  # the change counter the order was computed at
 
     # -- tree ----------------------------------------------------------------------------
     def child(self, name: str) -> Queue | None:

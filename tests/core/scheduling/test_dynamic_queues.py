@@ -118,3 +118,14 @@ def test_the_parent_rule_reads_the_same_as_a_mapping_or_the_documented_one_item_
     rule = as_list.partition().placement_rules[0]
     assert rule.parent is not None and rule.parent.value == "namespace.parentqueue"
     assert as_mapping.partition().placement_rules == as_list.partition().placement_rules
+
+
+def test_a_rejected_application_is_listed_once_however_many_pods_it_has() -> None:
+    world = World(PARENTS)
+    for i in range(3):
+        world.pod(f"p{i}", namespace="lost", tags={"namespace.parentqueue": "nowhere"}, app="job")
+    world.configure(PARENTS)  # retried on a config change, still rejected
+    rejected = [a for a in world.sched.applications_document() if a["applicationID"] == "job"]
+    assert len(rejected) == 1
+    assert world.sched.metrics.apps_rejected == 1
+    assert len([e for e in world.out.reasons("Rejected") if e.object_id == "job"]) == 1

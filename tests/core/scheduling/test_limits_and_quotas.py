@@ -158,3 +158,29 @@ def test_a_refused_eviction_moves_on_to_another_pod() -> None:
     assert [a.key for a, _ in world.out.evictions] == ["b3", "b2"]
     world.finish("b2")
     assert world.schedule() == {"l0": "n1"}
+
+
+def test_a_preemptor_whose_room_was_taken_preempts_again() -> None:
+    world = World(
+        """
+        partitions:
+          - name: default
+            queues: [{name: root, submitacl: '*', queues: [{name: a}, {name: b}]}]
+        """
+    )
+    world.node("n1", cpu=2, memory="8Gi")
+    world.quota("team", min={"cpu": 1}, max={"cpu": 8})
+    world.pod("low-0", queue="root.a", app="x", namespace="team", priority=1)
+    world.schedule()
+    world.pod("low-1", queue="root.a", app="x", namespace="team", priority=1)
+    world.schedule(advance=1.0)
+    world.pod("high", queue="root.a", app="y", namespace="team", priority=100)
+    world.schedule()
+    assert [a.key for a, _ in world.out.evictions] == ["low-1"]
+    world.pod("other", queue="root.b", app="z", namespace="free")  # another quota's pod
+    world.finish("low-1")
+    assert world.schedule() == {"other": "n1"}  # it took the room first
+    assert [a.key for a, _ in world.out.evictions] == ["low-1", "low-0"]
+    assert "low-1" not in (world.reason("high") or "")
+    world.finish("low-0")
+    assert world.schedule() == {"high": "n1"}

@@ -120,3 +120,26 @@ def test_a_big_ask_that_cannot_fit_does_not_block_smaller_ones_behind_it() -> No
     world.pod("small", queue="root.q", cpu=1, created=1.0)
     assert world.schedule() == {"small": "n1"}
     assert world.reason("huge") is not None
+
+
+def test_an_application_whose_best_ask_was_placed_yields_to_a_higher_priority_one() -> None:
+    world = World(LEAF % ("fifo", "enabled"))
+    world.pod("a-high", queue="root.q", app="A", priority=10)
+    world.pod("a-low", queue="root.q", app="A", priority=0)
+    world.now = 1.0
+    world.pod("b-mid", queue="root.q", app="B", priority=5)
+    assert _order(world, 3) == ["a-high", "b-mid", "a-low"]
+
+
+def test_a_high_priority_ask_that_could_not_fit_goes_first_once_room_appears() -> None:
+    world = World(LEAF % ("fifo", "enabled"))
+    world.node("small", cpu=1, memory="1Gi", pods=1)
+    world.pod("a-big", queue="root.q", app="A", priority=10, cpu=2)
+    world.now = 1.0
+    world.pod("b-0", queue="root.q", app="B", priority=5)
+    world.pod("b-1", queue="root.q", app="B", priority=5)
+    assert world.schedule() == {"b-0": "small"}  # a-big does not fit anywhere yet
+    world.pod("b-2", queue="root.q", app="B", priority=5)
+    assert world.schedule() == {}
+    world.node("big", cpu=2, memory="2Gi", pods=2)  # room for a-big, or for b-1 and b-2
+    assert world.schedule() == {"a-big": "big"}
