@@ -497,6 +497,7 @@ class Scheduler:
                 raise
             state.emit(SchedulingEvent(when, QUOTA, spec.name, "QuotaApplied"))
             self._reresolve_quotas(state)
+            self._retry_unplaced(state, when)  # a pod refused for naming a parent quota may fit now
             self._changed(state)
 
     def remove_quota(self, name: str, now: float | None = None) -> None:
@@ -510,6 +511,7 @@ class Scheduler:
                 raise
             state.emit(SchedulingEvent(when, QUOTA, name, "QuotaRemoved"))
             self._reresolve_quotas(state)
+            self._retry_unplaced(state, when)
             self._changed(state)
 
     @staticmethod

@@ -184,3 +184,17 @@ def test_a_preemptor_whose_room_was_taken_preempts_again() -> None:
     assert "low-1" not in (world.reason("high") or "")
     world.finish("low-0")
     assert world.schedule() == {"high": "n1"}
+
+
+def test_a_pod_naming_a_parent_quota_waits_and_runs_once_the_quota_is_a_leaf() -> None:
+    world = World()
+    world.node("n1")
+    world.quota("org", is_parent=True, min={"cpu": 4}, max={"cpu": 8})
+    world.quota("team", parent="org", min={"cpu": 1}, max={"cpu": 2})
+    world.pod("p1", quota="org", namespace="x")
+    assert world.schedule() == {}
+    assert world.reason("p1") == "pod names quota org, which is a parent quota; pods belong to leaves"
+    world.sched.remove_quota("team")
+    world.quota("org", min={"cpu": 4}, max={"cpu": 8})
+    assert world.schedule() == {"p1": "n1"}
+    assert world.sched.quota_of("p1") == "org"
