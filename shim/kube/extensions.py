@@ -117,6 +117,7 @@ def register_webhooks(op: HerderOperator, registry: kopf.OperatorRegistry, setti
         keyfile=op.options.webhook_key,
         insecure=op.options.webhook_insecure,
         addr=op.options.webhook_addr,
+        deps=deps,
     )
     log.info("admission webhooks on port %d", port)
     return True

@@ -14,8 +14,8 @@ Surface for the operator (`herder run`):
         namespace=cache.namespace,                           # Namespace object by name, or None
     )
     register_webhooks(registry, deps)
-    settings.admission.server = webhook_server(port=args.webhook_port,
-                                               certfile=args.webhook_cert, keyfile=args.webhook_key)
+    settings.admission.server = webhook_server(port=args.webhook_port, certfile=args.webhook_cert,
+                                               keyfile=args.webhook_key, deps=deps)
 
 The handler ids are the URL paths of the chart's webhook configurations
 (deploy/helm/herder/templates/webhook.yaml): kopf's server routes `/<id>` to the handler:
@@ -24,6 +24,10 @@ The handler ids are the URL paths of the chart's webhook configurations
     /mutate-pod             Pod CREATE, UPDATE (mutating: user.info, schedulerName; refusals)
     /mutate-workload        Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob CREATE,
                             UPDATE (mutating: user.info on the pod template; refusals)
+
+Given `deps`, the server answers `/mutate-workload` itself (shim/kube/admission_http.py) instead
+of through kopf, which would keep about 1 KiB per workload ever updated (the operator does not
+watch workloads, so kopf never learns they are gone); without it kopf's handler answers.
 
 Every replica behind the Service answers webhooks, so `quota_tree` must reflect the cluster on a
 standby too (or return None, which refuses quota changes with "retry shortly" until it does).
@@ -50,6 +54,7 @@ from shim.kube.admission import (
     review_pod,
     review_workload,
 )
+from shim.kube.admission_http import DirectWebhookServer
 from shim.kube.admission_quota import review_quota
 
 VALIDATE_QUOTA = "validate-elasticquota"
@@ -177,6 +182,7 @@ def webhook_server(
     cert_dir: str | None = None,
     insecure: bool = False,
     addr: str | None = None,
+    deps: WebhookDeps | None = None,
 ) -> kopf.WebhookServer:
     """kopf's HTTPS webhook server on `port` (all interfaces unless `addr`), with the chart's
     certificate (`cert_dir` holding tls.crt/tls.key, or explicit files; renewed files are reloaded).
@@ -187,11 +193,20 @@ def webhook_server(
         directory = Path(cert_dir)
         certfile = certfile or str(directory / "tls.crt")
         keyfile = keyfile or str(directory / "tls.key")
+    options: dict[str, Any] = {"addr": addr, "port": port}
     if insecure:
-        return kopf.WebhookServer(addr=addr, port=port, insecure=True)
-    if not certfile or not keyfile:
-        raise ValueError("the webhook server needs a TLS certificate: --webhook-cert and --webhook-key")
-    for label, path in (("certificate", certfile), ("key", keyfile)):
-        if not Path(path).is_file():
-            raise ValueError(f"webhook TLS {label} {path} does not exist")
-    return kopf.WebhookServer(addr=addr, port=port, certfile=certfile, pkeyfile=keyfile)
+        options["insecure"] = True
+    else:
+        if not certfile or not keyfile:
+            raise ValueError("the webhook server needs a TLS certificate: --webhook-cert and --webhook-key")
+        for label, path in (("certificate", certfile), ("key", keyfile)):
+            if not Path(path).is_file():
+                raise ValueError(f"webhook TLS {label} {path} does not exist")
+        options.update(certfile=certfile, pkeyfile=keyfile)
+    if deps is None:
+        return kopf.WebhookServer(**options)
+
+    def workload(request: Mapping[str, Any]) -> Decision:
+        return review_workload(request, AdmissionPolicy.from_settings(deps.settings()))
+
+    return DirectWebhookServer(direct={MUTATE_WORKLOAD: workload}, **options)

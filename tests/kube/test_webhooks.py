@@ -62,13 +62,11 @@ def world() -> Iterator[World]:
         def login(**_: Any) -> kopf.ConnectionInfo:
             return kopf.ConnectionInfo(server=api.url)
 
-        register_webhooks(
-            registry,
-            WebhookDeps(settings=Settings, quota_tree=lambda: world.quotas, namespace=world.namespaces.get),
-        )
+        deps = WebhookDeps(settings=Settings, quota_tree=lambda: world.quotas, namespace=world.namespaces.get)
+        register_webhooks(registry, deps)
         port = _free_port()
         settings = kopf.OperatorSettings()
-        settings.admission.server = webhook_server(port, insecure=True, addr="127.0.0.1")
+        settings.admission.server = webhook_server(port, insecure=True, addr="127.0.0.1", deps=deps)
         settings.posting.enabled = False
         stop = threading.Event()
         operator = threading.Thread(
@@ -224,6 +222,32 @@ def test_workload_template_is_stamped_through_the_workload_route(world: World) -
     [op] = json_patch(review(world, MUTATE_WORKLOAD, request))
     assert op["path"] == "/spec/template/metadata/annotations"
     assert json.loads(op["value"][ANNOTATION_USER_INFO])["user"] == "alice"
+
+
+def test_untrusted_change_of_a_workloads_identity_is_refused(world: World) -> None:
+    def deployment(user: str) -> dict[str, Any]:
+        info = json.dumps({"user": user, "groups": []})
+        template = {"metadata": {"annotations": {ANNOTATION_USER_INFO: info}}, "spec": {"containers": []}}
+        return {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "team-a"},
+            "spec": {"template": template},
+        }
+
+    request = {
+        "kind": {"group": "apps", "version": "v1", "kind": "Deployment"},
+        "resource": {"group": "apps", "version": "v1", "resource": "deployments"},
+        "namespace": "team-a",
+        "name": "web",
+        "operation": "UPDATE",
+        "userInfo": MALLORY,
+        "object": deployment("bob"),
+        "oldObject": deployment("alice"),
+    }
+    response = review(world, MUTATE_WORKLOAD, request)
+    assert response["allowed"] is False and response["status"]["code"] == 403
+    assert "Deployment team-a/web: mallory may not change" in response["status"]["message"]
 
 
 def test_quota_breaking_a_rule_is_refused_and_a_valid_one_admitted(world: World) -> None:
