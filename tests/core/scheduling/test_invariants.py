@@ -220,12 +220,20 @@ class SchedulingMachine(RuleBasedStateMachine):
         self.reconfigured = True  # a lowered max may now sit below what already runs
 
     @rule()
-    def recycle_and_evict(self) -> None:
+    def recycle(self) -> None:
         self.world.now += 11.0
-        asked = len(self.world.out.evictions)
         self.world.sched.recycle()
-        for allocation, _ in self.world.out.evictions[asked:]:
-            if allocation.key in self.running:
+
+    @rule(refuse=st.lists(st.booleans(), max_size=4))
+    def evictions_answered(self, refuse: list[bool]) -> None:
+        """The shim evicts what was asked (recycling, preemption), or a PDB refuses some."""
+        asked, self.world.out.evictions = self.world.out.evictions, []
+        for allocation, _ in asked:
+            if allocation.key not in self.running:
+                continue
+            if refuse and refuse.pop():
+                self.world.sched.eviction_failed(allocation.key, "PodDisruptionBudget")
+            else:
                 self.running.discard(allocation.key)
                 self.world.finish(allocation.key)
 
@@ -308,4 +316,4 @@ class SchedulingMachine(RuleBasedStateMachine):
 
 
 TestScheduling = SchedulingMachine.TestCase
-TestScheduling.settings = settings(max_examples=60, stateful_step_count=25, deadline=None)
+TestScheduling.settings = settings(max_examples=80, stateful_step_count=25, deadline=None)

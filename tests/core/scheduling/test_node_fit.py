@@ -198,3 +198,29 @@ def test_preferred_rules_herder_ignores_are_said_in_an_event() -> None:
     assert world.schedule() == {"p1": "n1"}
     said = [e for e in world.out.events if e.object_id == "p1" and "preferred pod affinity on zone" in e.message]
     assert said, "placing a pod while ignoring its preferences must say so"
+
+
+def test_extended_resources_go_only_to_nodes_that_have_them() -> None:
+    world = World()
+    world.node("cpu-only", cpu=16)
+    world.node("gpu", cpu=4, **{"nvidia.com/gpu": 2})
+    world.pods(3, prefix="trainer", cpu=1, **{"nvidia.com/gpu": 1})
+    world.pod("web", cpu=1)
+    placed = world.schedule()
+    assert placed == {"trainer0": "gpu", "trainer1": "gpu", "web": "gpu"}
+    assert (
+        world.reason("trainer2") == "queue root would exceed the cluster size nvidia.com/gpu: 2 allocated + 1 asked > 2"
+    )
+
+
+def test_a_config_change_switches_the_node_sort_policy() -> None:
+    world = World(FAIR % "")
+    for name in ("n1", "n2"):
+        world.node(name, cpu=4, memory="4Gi")
+    world.pods(2, cpu=1, memory="512Mi")
+    world.schedule()
+    assert {world.node_of("p0"), world.node_of("p1")} == {"n1", "n2"}
+    world.configure((FAIR % "").replace("type: fair", "type: binpacking"))
+    world.pods(2, prefix="q", cpu=1, memory="512Mi")
+    world.schedule()
+    assert world.node_of("q0") == world.node_of("q1")
