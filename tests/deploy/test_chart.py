@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+from core.config import parse_settings
 from shim.cli import build_parser
 from tests.deploy.conftest import CHART
 
@@ -172,3 +173,13 @@ def test_the_container_command_is_one_herder_run_accepts(
     args = build_parser().parse_args(container["args"])
     assert args.command == "run"
     assert args.configmap == _one(render(*VARIANTS[variant]), "ConfigMap")["metadata"]["name"]
+
+
+def test_webhook_trusts_herders_own_service_accounts_in_the_release_namespace(
+    render: Callable[..., list[Manifest]],
+) -> None:
+    data = _one(render(), "ConfigMap")["data"]
+    settings = parse_settings({key: value for key, value in data.items() if key != "queues.yaml"})
+    assert "system:serviceaccount:herder-system:.*" in settings.admission_trusted_users
+    chosen = _one(render("settings.admission\\.trustedUsers=system:serviceaccount:ci:.*"), "ConfigMap")["data"]
+    assert chosen["admission.trustedUsers"] == "system:serviceaccount:ci:.*"
