@@ -152,9 +152,8 @@ def _commit(
     state: CoreState, leaf: Queue, app: Application, ask: Ask, quota: str, node_id: str, now: float
 ) -> Allocation:
     partition = state.partition
-    allocation = Allocation.for_ask(ask, node_id, now)
     allocation = Allocation(
-        key=allocation.key,
+        key=ask.key,
         node_id=node_id,
         resource=ask.resource,
         priority=ask.priority,

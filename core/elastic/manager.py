@@ -160,8 +160,13 @@ class ElasticQuotaManager:
             self._refresh_pool()
 
     def _refresh_pool(self) -> None:
-        taken = self._foreign + self._outside_tree.values
-        self._tree.set_pool((self._total - taken).clamp_non_negative().to_dict())
+        """The root's pool: the cluster total minus what foreign pods and the quotas outside the
+        tree use, never below zero (in plain dicts: this runs on every default-quota pod)."""
+        pool = self._total.to_dict()
+        for taken in (self._foreign, self._outside_tree.values):
+            for key, value in taken.items():
+                pool[key] = pool.get(key, 0) - value
+        self._tree.set_pool({key: max(value, 0) for key, value in pool.items()})
 
     def _in_tree(self, quota: str) -> bool:
         return quota in self._specs
