@@ -132,9 +132,10 @@ class Scheduler:
             self._move_user_usage(state, before)
             state.fit_failures.clear()
             state.metrics.config_updates += 1
-            state.emit(
-                SchedulingEvent(when, CONFIG, "queues.yaml", "ConfigApplied", f"checksum {config.checksum}")
-            )
+            applied = f"checksum {config.checksum}"
+            if config.warnings:
+                applied += "; warnings: " + "; ".join(config.warnings)
+            state.emit(SchedulingEvent(when, CONFIG, "queues.yaml", "ConfigApplied", applied))
             self._retry_unplaced(state, when)
             self._changed(state)
 

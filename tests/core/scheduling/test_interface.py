@@ -229,3 +229,12 @@ def test_applications_of_a_leaf_that_became_a_parent_drain_beside_it() -> None:
     assert not world.has_queue("root.b-draining")
     assert world.allocated("root") == {}
     assert world.sched.users_document() == []
+
+
+def test_config_warnings_are_told_when_it_is_applied() -> None:
+    world = World(TWO_QUEUES)
+    world.configure(TWO_QUEUES.replace("vcore: 2", "cpu: 2"))
+    assert world.queue("root.a")["maxResource"] == {"vcore": 2000}
+    applied = world.out.reasons("ConfigApplied")
+    assert "resource 'cpu' is read as 'vcore'" in applied[-1].message
+    assert "root.a" in applied[-1].message
