@@ -12,6 +12,7 @@ import threading
 import pytest
 
 from core.config import ConfigError, parse_config
+from core.config.settings import Settings
 from tests.core.scheduling.world import World
 
 TWO_QUEUES = """
@@ -238,3 +239,18 @@ def test_config_warnings_are_told_when_it_is_applied() -> None:
     applied = world.out.reasons("ConfigApplied")
     assert "resource 'cpu' is read as 'vcore'" in applied[-1].message
     assert "root.a" in applied[-1].message
+
+
+def test_an_evict_callback_may_answer_at_once() -> None:
+    world = World(TWO_QUEUES, settings=Settings(recycle_delay=0.0))
+    world.node("n1", cpu=2)
+    world.quota("lender", min={"cpu": 1}, max={"cpu": 2})
+    world.quota("borrower", min={"cpu": 1}, max={"cpu": 2})
+    world.pods(2, queue="root.b", namespace="borrower")
+    world.schedule()
+    world.pod("l0", queue="root.b", namespace="lender", app="lend")
+    world.schedule()
+    world.out.on_evict = lambda allocation, reason: world.sched.release_allocation(allocation.key)
+    assert world.sched.recycle(now=1.0) == 1
+    assert len(world.out.evictions) == 1
+    assert world.schedule() == {"l0": "n1"}
