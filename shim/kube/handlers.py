@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("herder.operator")
 
+STARTUP_RETRY = 5.0  # seconds between start-up attempts while the API server cannot be listed
+
 
 def connection_info(api_client: client.ApiClient) -> kopf.ConnectionInfo:
     """kopf's credentials from the kubernetes client's configuration (kubeconfig or in-cluster)."""
@@ -79,7 +81,7 @@ def build_registry(op: HerderOperator) -> kopf.OperatorRegistry:
     def login(**_: Any) -> kopf.ConnectionInfo:
         return connection_info(op.api_client)
 
-    @kopf.on.startup(registry=registry)
+    @kopf.on.startup(registry=registry, backoff=STARTUP_RETRY)
     async def startup(**_: Any) -> None:
         from shim.kube import extensions
 

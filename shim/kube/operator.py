@@ -133,10 +133,15 @@ class HerderOperator:
         self.leadership = Leadership(elector, self.scheduler, self._elected, self._deposed)
         self.housekeeper = Housekeeper(self, options.housekeeping_interval)
         self.stopped = threading.Event()
+        self._threads_started = False
 
     # -- life cycle --------------------------------------------------------------------------
     def start(self) -> None:
-        """Load the whole cluster into the core, then start the Lease loop and housekeeping."""
+        """Load the whole cluster into the core, then start the Lease loop and housekeeping.
+
+        Safe to call again after a failed listing (kopf retries its start-up handler): every
+        input is idempotent and the threads start once.
+        """
         began = time.monotonic()
         nodes = self.reader.nodes()
         for node in nodes:
@@ -168,8 +173,10 @@ class HerderOperator:
         )
         self.housekeeper.synced(listed_at)
         self.status.mark_synced()
-        self.leadership.start()
-        self.housekeeper.start()
+        if not self._threads_started:
+            self._threads_started = True
+            self.leadership.start()
+            self.housekeeper.start()
 
     def stop(self) -> None:
         """Graceful shutdown: no new placements, Lease released, in-flight bindings finished."""
@@ -210,17 +217,24 @@ class HerderOperator:
         registry = build_registry(self)
         settings = kopf_settings(self.options.extra_settings)
         extensions.register_webhooks(self, registry, settings)
-        asyncio.run(
-            kopf.operator(
-                registry=registry,
-                settings=settings,
-                clusterwide=True,
-                standalone=True,
-                stop_flag=stop_flag,
-                ready_flag=ready_flag,
-                memo=kopf.Memo(),
-            )
-        )
+
+        async def operate() -> None:
+            try:
+                await kopf.operator(
+                    registry=registry,
+                    settings=settings,
+                    clusterwide=True,
+                    standalone=True,
+                    stop_flag=stop_flag,
+                    ready_flag=ready_flag,
+                    memo=kopf.Memo(),
+                )
+            finally:
+                # kopf waits for a threading.Event stop flag in an executor thread; after a
+                # signal the flag must still be set, or the loop's shutdown waits for it forever.
+                stop_flag.set()
+
+        asyncio.run(operate())
 
     # -- the binder's and evictor's API calls ------------------------------------------------
     def _post_binding(self, namespace: str, name: str, node: str) -> None:

@@ -1,0 +1,143 @@
+"""`herder run`: the operator against a cluster, from a kubeconfig (a laptop) or in-cluster (a pod).
+
+Connects with the kubernetes client (kopf logs in with the same credentials), reads the
+scheduler ConfigMap, loads the whole cluster, takes part in the Lease election and schedules
+while it leads; REST and /metrics on `--rest-port`, admission webhooks on `--webhook-port`.
+SIGTERM or Ctrl+C stop it cleanly: scheduling stops, in-flight bindings finish, the Lease is
+released so a standby takes over at once. Problems a user can fix (unreadable kubeconfig,
+invalid ConfigMap, bad `--set`) are one clear message and exit code 1 (2 for usage).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import socket
+import sys
+import threading
+from pathlib import Path
+
+from kubernetes import client, config
+
+from core.config import ConfigError, SettingsError, load_config, parse_settings
+from shim.cli import EXIT_INVALID, EXIT_OK, EXIT_USAGE, parse_set_options
+from shim.kube.operator import HerderOperator, OperatorOptions, StartupError
+from shim.kube.reload import ConfigSource
+
+log = logging.getLogger("herder.operator")
+
+SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+DEFAULT_NAMESPACE = "herder-system"
+
+
+class RunError(Exception):
+    """Something the user must fix before Herder can run; the message says what."""
+
+
+def configure_logging(level: str) -> None:
+    logging.basicConfig(
+        level=getattr(logging, level.upper(), logging.INFO),
+        format="%(asctime)s %(levelname)-7s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    # kopf logs every handler call at INFO; Herder's own lines say what matters.
+    logging.getLogger("kopf").setLevel(logging.DEBUG if level == "debug" else logging.WARNING)
+    logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+
+
+def api_client(kubeconfig: str | None, context: str | None) -> tuple[client.ApiClient, str, str | None]:
+    """(client, where it connects, the kubeconfig context's namespace): --kubeconfig, in-cluster, ~/.kube/config."""
+    configuration = client.Configuration()
+    if kubeconfig is None and context is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+        try:
+            config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+            return client.ApiClient(configuration), "in-cluster service account", None
+        except config.ConfigException as error:
+            raise RunError(f"in-cluster configuration failed: {error}") from None
+    try:
+        config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=configuration)  # type: ignore[no-untyped-call]
+        _, active = config.list_kube_config_contexts(config_file=kubeconfig)  # type: ignore[no-untyped-call]
+        if context is not None:
+            contexts, _ = config.list_kube_config_contexts(config_file=kubeconfig)  # type: ignore[no-untyped-call]
+            active = next((c for c in contexts if c.get("name") == context), active)
+    except (config.ConfigException, OSError) as error:
+        where = kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
+        raise RunError(f"cannot load kubeconfig {where}: {error}") from None
+    namespace = (active or {}).get("context", {}).get("namespace")
+    name = (active or {}).get("name", "?")
+    return client.ApiClient(configuration), f"context {name} ({configuration.host})", namespace
+
+
+def herder_namespace(explicit: str | None, context_namespace: str | None) -> str:
+    if explicit:
+        return explicit
+    if os.environ.get("POD_NAMESPACE"):
+        return os.environ["POD_NAMESPACE"]
+    if SERVICE_ACCOUNT_NAMESPACE.is_file():
+        return SERVICE_ACCOUNT_NAMESPACE.read_text().strip()
+    return context_namespace or DEFAULT_NAMESPACE
+
+
+def operator_options(args: argparse.Namespace, namespace: str) -> OperatorOptions:
+    overrides = parse_set_options(args.set or [])
+    parse_settings(overrides)  # a bad --set fails now, naming the key
+    fallback = None
+    if args.config:
+        path = Path(args.config)
+        try:
+            fallback = load_config(path.read_text())
+        except OSError as error:
+            raise RunError(f"cannot read --config {path}: {error.strerror}") from None
+    webhook_port = args.webhook_port or None
+    if webhook_port and not (args.webhook_cert and args.webhook_key):
+        raise SettingsError("--webhook-port needs --webhook-cert and --webhook-key (the API server calls it over TLS)")
+    return OperatorOptions(
+        source=ConfigSource(namespace=namespace, name=args.configmap, fallback=fallback, overrides=overrides),
+        identity=args.identity or os.environ.get("POD_NAME") or socket.gethostname(),
+        rest_port=args.rest_port or None,
+        webhook_port=webhook_port,
+        webhook_cert=args.webhook_cert,
+        webhook_key=args.webhook_key,
+    )
+
+
+def run_command(args: argparse.Namespace) -> int:
+    configure_logging(args.log_level)
+    try:
+        api, where, context_namespace = api_client(args.kubeconfig, args.context)
+        namespace = herder_namespace(args.namespace, context_namespace)
+        options = operator_options(args, namespace)
+    except (ConfigError, SettingsError) as error:
+        print("herder run: invalid options:", file=sys.stderr)
+        for problem in error.problems:
+            print(f"  - {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    except RunError as error:
+        print(f"herder run: {error}", file=sys.stderr)
+        return EXIT_INVALID
+    log.info("herder %s connecting to %s; ConfigMap and Lease in namespace %s", options.identity, where, namespace)
+    try:
+        operator = HerderOperator(api, options)
+    except StartupError as error:
+        print(f"herder run: {error}", file=sys.stderr)
+        return EXIT_INVALID
+    except client.ApiException as error:
+        print(
+            f"herder run: the API server refused reading the configuration: {error.status} {error.reason}",
+            file=sys.stderr,
+        )
+        return EXIT_INVALID
+    except Exception as error:  # network errors come in many types; the user needs the message
+        print(f"herder run: cannot reach the API server ({where}): {error}", file=sys.stderr)
+        return EXIT_INVALID
+    stop = threading.Event()
+    try:
+        operator.run(stop)  # kopf handles SIGTERM/SIGINT in the main thread and runs the cleanup
+    except KeyboardInterrupt:
+        stop.set()
+    except Exception as error:
+        log.error("the operator stopped: %s", error)
+        operator.stop()
+        return EXIT_INVALID
+    return EXIT_OK

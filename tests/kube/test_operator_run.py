@@ -1,0 +1,96 @@
+"""`herder run` from a kubeconfig, as on a laptop: it schedules, says what it does, and stops cleanly."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from kubernetes import client
+
+from tests.kube.conftest import Cluster, herder_pod
+from tests.kube.emulator import HERDER_NAMESPACE
+
+pytestmark = pytest.mark.timeout(60)
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def kubeconfig(path: Path, server: str, namespace: str = HERDER_NAMESPACE) -> Path:
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "emulated", "cluster": {"server": server}}],
+                "users": [{"name": "admin", "user": {"token": "admin-token"}}],
+                "contexts": [
+                    {"name": "emulated", "context": {"cluster": "emulated", "user": "admin", "namespace": namespace}}
+                ],
+                "current-context": "emulated",
+            }
+        )
+    )
+    return path
+
+
+def herder(*args: str, log: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "shim.cli", "run", *args],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL,
+        stderr=log.open("wb"),
+    )
+
+
+def test_run_from_a_kubeconfig_binds_pods_and_hands_the_lease_back_on_sigterm(cluster: Cluster, tmp_path: Path) -> None:
+    config = kubeconfig(tmp_path / "kubeconfig", cluster.server.url)
+    log = tmp_path / "herder.log"
+    process = herder("--kubeconfig", str(config), "--identity", "laptop", "--rest-port", "0", log=log)
+    try:
+        cluster.create_namespace("team")
+        cluster.core.create_namespaced_pod("team", herder_pod("first"))
+        cluster.bound("team", "first", timeout=30)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        code = process.wait(timeout=30)
+    output = log.read_text()
+    assert code == 0, output
+    assert "synced 3 nodes" in output
+    assert "laptop became the leader" in output
+    assert "laptop released the Lease" in output
+    lease = client.CoordinationV1Api(cluster.server.api_client()).read_namespaced_lease(
+        "herder-scheduler", HERDER_NAMESPACE
+    )
+    assert not lease.spec.holder_identity
+
+
+def test_invalid_configmap_at_start_is_an_error_naming_the_problem(cluster: Cluster, tmp_path: Path) -> None:
+    cluster.set_config({"queues.yaml": "partitions: [{name: default, queues: [{name: root, bogus: 1}]}]"})
+    config = kubeconfig(tmp_path / "kubeconfig", cluster.server.url)
+    log = tmp_path / "herder.log"
+    process = herder("--kubeconfig", str(config), log=log)
+    assert process.wait(timeout=30) == 1
+    output = log.read_text()
+    assert "herder-system/herder-config is invalid" in output
+    assert "bogus" in output
+
+
+def test_unknown_set_option_is_a_usage_error(cluster: Cluster, tmp_path: Path) -> None:
+    config = kubeconfig(tmp_path / "kubeconfig", cluster.server.url)
+    log = tmp_path / "herder.log"
+    process = herder("--kubeconfig", str(config), "--set", "quota.recycle.dealy=5s", log=log)
+    assert process.wait(timeout=30) == 2
+    assert "quota.recycle.dealy: unknown setting" in log.read_text()
+
+
+def test_unreachable_kubeconfig_is_one_clear_line(tmp_path: Path) -> None:
+    log = tmp_path / "herder.log"
+    process = herder("--kubeconfig", str(tmp_path / "missing"), log=log)
+    assert process.wait(timeout=30) == 1
+    assert "cannot load kubeconfig" in log.read_text()
+    assert "Traceback" not in log.read_text()
