@@ -23,6 +23,8 @@ class Application:
         "_in_pending",
         "_parked_version",
         "_pending",
+        "_revision",
+        "_top",
         "allocations",
         "app_id",
         "asks",
@@ -65,6 +67,11 @@ class Application:
         self._in_pending: set[str] = set()
         self._head = 0
         self._parked_version = -1
+        # Every change to the pending or parked asks bumps the revision; the best pending
+        # priority is kept with the revision it was read at, as ordering reads it for every
+        # application of a leaf each time one application's best ask changes.
+        self._revision = 0
+        self._top: tuple[int, int] = (-1, 0)
 
     # -- state ---------------------------------------------------------------------------
     def transition(self, target: AppState, now: float) -> None:
@@ -89,11 +96,13 @@ class Application:
     def _push(self, ask: Ask) -> None:
         insort(self._pending, (-ask.priority, ask.created, ask.key), lo=self._head)
         self._in_pending.add(ask.key)
+        self._revision += 1
 
     def remove_ask(self, key: str) -> Ask | None:
         ask = self.asks.pop(key, None)
         if ask is None:
             return None
+        self._revision += 1
         self._in_pending.discard(key)
         self.parked.pop(key, None)
         for res, val in ask.resource.items():
@@ -119,6 +128,7 @@ class Application:
         self._in_pending.discard(key)
         self.parked[key] = ask
         self._parked_version = version
+        self._revision += 1
 
     def next_candidate(self, version: int) -> Ask | None:
         """The first ask to try now, or None when every pending ask is parked."""
@@ -146,8 +156,14 @@ class Application:
         return self.next_candidate(version) is not None
 
     def top_priority(self, version: int) -> int:
+        """The priority of the first ask to try now (0 when every pending ask is parked)."""
+        revision, priority = self._top
+        if revision == self._revision and not (self.parked and self._parked_version != version):
+            return priority
         ask = self.next_candidate(version)
-        return ask.priority if ask is not None else 0
+        priority = ask.priority if ask is not None else 0
+        self._top = (self._revision, priority)
+        return priority
 
     # -- allocations ---------------------------------------------------------------------
     def add_allocation(self, allocation: Allocation) -> None:
