@@ -145,9 +145,8 @@ class HerderReplica:
         try:
             self.operator = HerderOperator(self.server.api_client(), self.options)
             self.operator.run(self._stop, self._ready)
-        except BaseException as error:
+        except BaseException as error:  # reported by start(), which is waiting for it
             self._error = error
-            raise
 
     @property
     def leading(self) -> bool:

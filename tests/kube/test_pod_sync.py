@@ -1,0 +1,175 @@
+"""PodSync keeps the core in step with pods whatever order and how often the API shows them.
+
+The real core and the shim's cache, fed directly (no API server): replays, pods before their
+namespace, bindings that failed or landed, pods that vanished without a DELETED event.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from core.config import load_config
+from core.objects.node_info import NodeInfo
+from core.scheduler import Scheduler
+from shim.convert import node_to_info
+from shim.kube.cache import KubeCache
+from shim.kube.pods import PodSync
+
+
+class Recorded:
+    def __init__(self) -> None:
+        self.bound: list[tuple[str, str]] = []
+
+    def bind(self, allocation: Any) -> None:
+        self.bound.append((allocation.key, allocation.node_id))
+
+    def evict(self, allocation: Any, reason: str) -> None:
+        pass
+
+    def report(self, event: Any) -> None:
+        pass
+
+
+CONFIG = """
+partitions:
+  - name: default
+    placementrules:
+      - {name: tag, value: namespace, create: true, parent: {name: tag, value: namespace.parentqueue}}
+      - {name: tag, value: namespace, create: true}
+    queues:
+      - name: root
+        submitacl: "*"
+        queues: [{name: teams, parent: true}]
+"""
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def world() -> tuple[Scheduler, PodSync, Recorded, Clock]:
+    recorded = Recorded()
+    scheduler = Scheduler(recorded, load_config(CONFIG))
+    scheduler.update_node(_node("node-0"))
+    scheduler.update_node(_node("node-1"))
+    clock = Clock()
+    return scheduler, PodSync(scheduler, KubeCache(), lambda key: None, clock=clock), recorded, clock
+
+
+def _node(name: str) -> NodeInfo:
+    allocatable = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+    return node_to_info({"metadata": {"name": name}, "status": {"allocatable": allocatable}})
+
+
+def pod(name: str, node: str | None = None, phase: str = "Pending", scheduler: str = "herder") -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "schedulerName": scheduler,
+        "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+    }
+    if node:
+        spec["nodeName"] = node
+    return {
+        "metadata": {"name": name, "namespace": "ml", "uid": f"uid-{name}"},
+        "spec": spec,
+        "status": {"phase": phase},
+    }
+
+
+ML = {"metadata": {"name": "ml", "annotations": {"yunikorn.apache.org/parentqueue": "root.teams"}}}
+
+
+def test_a_pod_seen_before_its_namespace_waits_and_then_lands_under_the_namespace_parent(world: Any) -> None:
+    scheduler, pods, _, _ = world
+    pods.apply(pod("early"))
+    assert scheduler.schedule() == 0
+    assert pods.counts()["waiting"] == 1
+    pods.namespace_changed(ML)
+    assert scheduler.schedule() == 1
+    assert scheduler.queue_document("root.teams.ml")["allocatedResource"]["vcore"] == 1000
+
+
+def test_replayed_events_count_a_pod_once(world: Any) -> None:
+    scheduler, pods, _, _ = world
+    pods.namespace_changed(ML)
+    for _ in range(3):
+        pods.apply(pod("running", node="node-0", phase="Running"))
+        pods.apply(pod("waiting"))
+        pods.namespace_changed(ML)
+    root = scheduler.queue_document("root")
+    assert root["allocatedResource"]["vcore"] == 1000
+    assert root["pendingResource"]["vcore"] == 1000
+
+
+def test_finished_pod_is_released_once_and_stays_released(world: Any) -> None:
+    scheduler, pods, _, _ = world
+    pods.namespace_changed(ML)
+    pods.apply(pod("job", node="node-0", phase="Running"))
+    pods.apply(pod("job", node="node-0", phase="Succeeded"))
+    pods.apply(pod("job", node="node-0", phase="Succeeded"))
+    assert scheduler.queue_document("root")["allocatedResource"].get("vcore", 0) == 0
+    assert pods.counts() == {"ask": 0, "own": 0, "foreign": 0, "waiting": 0}
+
+
+def test_foreign_pod_counts_on_its_node_only(world: Any) -> None:
+    scheduler, pods, _, _ = world
+    pods.apply(pod("daemon", node="node-1", phase="Running", scheduler="default-scheduler"))
+    node = next(n for n in scheduler.nodes_document() if n["nodeID"] == "node-1")
+    assert node["occupied"]["vcore"] == 1000
+    assert scheduler.queue_document("root")["allocatedResource"].get("vcore", 0) == 0
+
+
+def test_failed_binding_asks_again_after_a_back_off(world: Any) -> None:
+    scheduler, pods, _, clock = world
+    pods.namespace_changed(ML)
+    pods.apply(pod("job"))
+    scheduler.schedule()
+    assert scheduler.allocation("uid-job") is not None
+    pods.binding_failed("uid-job", pod("job"), gone=False)
+    assert scheduler.allocation("uid-job") is None
+    assert scheduler.schedule() == 0, "not asked again before the back-off is over"
+    clock.now += 1
+    assert pods.retry_due() == 1
+    assert scheduler.schedule() == 1
+
+
+def test_binding_that_landed_despite_an_error_is_kept(world: Any) -> None:
+    scheduler, pods, _, _ = world
+    pods.namespace_changed(ML)
+    pods.apply(pod("job"))
+    scheduler.schedule()
+    node = scheduler.allocation("uid-job").node_id
+    pods.binding_failed("uid-job", pod("job", node=node, phase="Running"), gone=False)
+    assert scheduler.allocation("uid-job").node_id == node
+    assert scheduler.queue_document("root")["allocatedResource"]["vcore"] == 1000
+
+
+def test_pod_bound_elsewhere_is_counted_where_it_runs(world: Any) -> None:
+    scheduler, pods, _, _ = world
+    pods.namespace_changed(ML)
+    pods.apply(pod("job"))
+    scheduler.schedule()
+    placed = scheduler.allocation("uid-job").node_id
+    elsewhere = "node-1" if placed == "node-0" else "node-0"
+    pods.binding_failed("uid-job", pod("job", node=elsewhere, phase="Running"), gone=False)
+    assert scheduler.allocation("uid-job").node_id == elsewhere
+    assert scheduler.queue_document("root")["allocatedResource"]["vcore"] == 1000
+
+
+def test_reconcile_forgets_pods_gone_before_the_listing_but_keeps_newer_ones(world: Any) -> None:
+    scheduler, pods, _, clock = world
+    pods.namespace_changed(ML)
+    pods.apply(pod("ghost", node="node-0", phase="Running"))
+    pods.apply(pod("kept", node="node-0", phase="Running"))
+    clock.now += 1
+    listing_started = clock.now
+    clock.now += 1
+    pods.apply(pod("newer", node="node-1", phase="Running"))
+    assert pods.reconcile([pod("kept", node="node-0", phase="Running")], listing_started) == 1
+    assert scheduler.queue_document("root")["allocatedResource"]["vcore"] == 2000
