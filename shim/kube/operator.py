@@ -191,8 +191,10 @@ class HerderOperator:
         log.info("%s stopped (%d pods bound by this replica)", self.identity, self.bound)
 
     def kill(self) -> None:
-        """Tests: act as a killed process from now on (no writes, no Lease release)."""
+        """Tests: act as a killed process from now on (no writes, no Lease renewal or release)."""
         self._dead.set()
+        self.leadership.stop(release=False)
+        self.housekeeper.stop()
         self.loops.stop()
 
     @property

@@ -17,6 +17,7 @@ import pytest
 import yaml
 from kubernetes import client
 
+from shim.kube.reload import ConfigSource
 from tests.kube.emulator import (
     HERDER_NAMESPACE,
     EmulatorServer,
@@ -106,7 +107,12 @@ class Cluster:
     custom: client.CustomObjectsApi
     replicas: list[HerderReplica]
 
-    def start_herder(self, identity: str = "herder-0", **options: Any) -> HerderReplica:
+    def start_herder(
+        self, identity: str = "herder-0", settings: dict[str, str] | None = None, **options: Any
+    ) -> HerderReplica:
+        """A replica; `settings` are its `--set` options (they win over the ConfigMap)."""
+        if settings:
+            options["source"] = ConfigSource(namespace=HERDER_NAMESPACE, overrides=settings)
         replica = HerderReplica(self.server, replica_options(identity, **options)).start()
         self.replicas.append(replica)
         return replica
