@@ -1,0 +1,428 @@
+"""`herder bench`: how fast the real scheduling core decides, on a synthetic cluster.
+
+The cluster is built as the Kubernetes shim would see it: Node, Namespace and Pod objects
+(plain dicts) go through `shim/convert.py` into the real `Scheduler` (that conversion is the
+measured *setup*). Then the scheduler runs `schedule(now)` until a cycle places nothing more,
+and only those calls are timed. The world is deterministic (fixed seeds, no clock in the core).
+
+- nodes: three flavours (16, 32 and 64 cores; the 64-core ones carry 8 GPUs and a GPU taint),
+  zone and instance-type labels, one in a hundred tainted `dedicated=infra:NoSchedule`;
+- queues: `root.<dept>.<team>`, 3 departments of 3 teams, each with a max scaled to the
+  cluster; applications reach them by namespace (placement rule `tag` with the namespace's
+  `parentqueue` annotation);
+- pods: 25 per application, four sizes (1/4, 1, 4 and 8 cores with a GPU), priorities 0, 100
+  and 1000, one in five with a zone nodeSelector.
+
+Figures: decisions/s (pods placed over the time spent in `schedule()`), the p50/p99 of the
+core's own `decision_latency`, setup time, and memory as `ru_maxrss` growth from just before
+setup to the end (the process's resident-set peak: it includes NumPy and every object built).
+Several configurations in one command (`--sweep`, `--users`) each run in a fresh interpreter,
+so one run's garbage and peak never shows in another's figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+from core.config import load_config
+from core.events import SchedulingEvent
+from core.objects.ask import Allocation
+from core.scheduler import Scheduler
+from shim.convert import node_to_info, pod_to_ask
+from shim.sim.bench_quota import run_quota_bench
+
+SWEEP_NODES = (500, 5000, 20000)
+UGM_ROUNDS = 2
+PODS_PER_APP = 25
+DEPARTMENTS = ("research", "engineering", "analytics")
+TEAMS = ("alpha", "beta", "gamma")
+GPU = "nvidia.com/gpu"
+ZONE = "topology.kubernetes.io/zone"
+ZONES = ("zone-a", "zone-b", "zone-c")
+
+# (instance type, cores, memory GiB, GPUs); a node's flavour is picked by its index mod 20.
+FLAVOURS = (("m5.4xlarge", 16, 64, 0), ("m5.8xlarge", 32, 128, 0), ("p3.16xlarge", 64, 256, 8))
+# (share of pods, cpu, memory, GPUs)
+POD_SIZES = ((50, "250m", "512Mi", 0), (30, "1", "2Gi", 0), (15, "4", "8Gi", 0), (5, "8", "32Gi", 1))
+PRIORITIES = ((60, 0), (30, 100), (10, 1000))
+
+
+def _flavour(index: int) -> tuple[str, int, int, int]:
+    slot = index % 20
+    return FLAVOURS[0] if slot < 10 else FLAVOURS[1] if slot < 17 else FLAVOURS[2]
+
+
+def _cluster_size(nodes: int) -> tuple[int, int]:
+    """Total (cores, GiB) of the synthetic cluster."""
+    cores = gib = 0
+    for i in range(nodes):
+        _, c, m, _ = _flavour(i)
+        cores, gib = cores + c, gib + m
+    return cores, gib
+
+
+def synthetic_nodes(count: int) -> Iterator[dict[str, Any]]:
+    for i in range(count):
+        kind, cores, gib, gpus = _flavour(i)
+        allocatable = {"cpu": str(cores), "memory": f"{gib}Gi", "pods": "110", "ephemeral-storage": "200Gi"}
+        taints = []
+        if gpus:
+            allocatable[GPU] = str(gpus)
+            taints.append({"key": GPU, "value": "present", "effect": "NoSchedule"})
+        if i % 100 == 99:
+            taints.append({"key": "dedicated", "value": "infra", "effect": "NoSchedule"})
+        name = f"node-{i:05d}"
+        yield {
+            "metadata": {
+                "name": name,
+                "labels": {
+                    "kubernetes.io/hostname": name,
+                    ZONE: ZONES[i % 3],
+                    "node.kubernetes.io/instance-type": kind,
+                },
+            },
+            "spec": {"taints": taints},
+            "status": {"allocatable": allocatable, "conditions": [{"type": "Ready", "status": "True"}]},
+        }
+
+
+def _user_limits(cores: int, users: int, groups: int, seed: int) -> list[dict[str, Any]]:
+    """A named user, five named groups, then the wildcards, within the queue's `cores`: generous
+    (half the queue for a user, all of it for a group), so the same pods run with and without."""
+    named = [f"group-{(seed * 7 + i) % groups}" for i in range(min(5, groups))]
+
+    def entry(what: str, who: dict[str, list[str]], share: int, apps: int) -> dict[str, Any]:
+        return {"limit": what, **who, "maxresources": {"vcore": str(max(1, cores // share))}, "maxapplications": apps}
+
+    return [
+        entry("one named user", {"users": [f"user-{seed % users}"]}, 2, 10_000),
+        entry("named groups", {"groups": named}, 1, 100_000),
+        entry("any other user", {"users": ["*"]}, 2, 10_000),
+        entry("any other group", {"groups": ["*"]}, 1, 100_000),
+    ]
+
+
+def queue_config(nodes: int, users: int = 0, groups: int = 0) -> dict[str, Any]:
+    """queues.yaml: departments may take 40% of the cluster, teams 20%; limits on every queue with users."""
+    cores, gib = _cluster_size(nodes)
+    with_limits = users > 0 and groups > 0
+    seeds = iter(range(1000))
+
+    def limits(share: float) -> dict[str, Any]:
+        queue_cores = max(1, int(cores * share))
+        return {"limits": _user_limits(queue_cores, users, groups, next(seeds))} if with_limits else {}
+
+    def max_of(share: float) -> dict[str, Any]:
+        return {"max": {"vcore": str(max(1, int(cores * share))), "memory": f"{max(1, int(gib * share))}Gi"}}
+
+    departments = [
+        {
+            "name": dept,
+            "resources": max_of(0.4),
+            **limits(0.4),
+            "queues": [{"name": team, "resources": max_of(0.2), **limits(0.2)} for team in TEAMS],
+        }
+        for dept in DEPARTMENTS
+    ]
+    rule = {
+        "name": "tag",
+        "value": "namespace",
+        "create": True,
+        "parent": {"name": "tag", "value": "namespace.parentqueue"},
+    }
+    return {
+        "partitions": [
+            {
+                "name": "default",
+                "placementrules": [rule],
+                "queues": [{"name": "root", "submitacl": "*", **limits(1.0), "queues": departments}],
+            }
+        ]
+    }
+
+
+def synthetic_namespaces() -> dict[str, dict[str, Any]]:
+    return {
+        team if dept == DEPARTMENTS[0] else f"{team}-{dept}": {
+            "metadata": {
+                "name": team if dept == DEPARTMENTS[0] else f"{team}-{dept}",
+                "annotations": {"yunikorn.apache.org/parentqueue": f"root.{dept}"},
+            }
+        }
+        for dept in DEPARTMENTS
+        for team in TEAMS
+    }
+
+
+def _pick(rng: random.Random, table: tuple[tuple[Any, ...], ...]) -> tuple[Any, ...]:
+    roll = rng.randrange(100)
+    for row in table:
+        if roll < row[0]:
+            return row
+        roll -= row[0]
+    return table[-1]
+
+
+def synthetic_pods(count: int, namespaces: list[str], users: int = 0, groups: int = 0) -> Iterator[dict[str, Any]]:
+    rng = random.Random(42)
+    for i in range(count):
+        app = i // PODS_PER_APP
+        namespace = namespaces[app % len(namespaces)]
+        _, cpu, memory, gpus = _pick(rng, POD_SIZES)
+        priority = _pick(rng, PRIORITIES)[1]
+        requests: dict[str, str] = {"cpu": cpu, "memory": memory}
+        spec: dict[str, Any] = {
+            "schedulerName": "herder",
+            "priority": priority,
+            # A sidecar takes a slice, so the pod's size is a sum the conversion must do.
+            "containers": [
+                {"name": "main", "resources": {"requests": requests}},
+                {"name": "log-agent", "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}}},
+            ],
+        }
+        if gpus:
+            requests[GPU] = str(gpus)
+            spec["tolerations"] = [{"key": GPU, "operator": "Exists", "effect": "NoSchedule"}]
+        if i % 5 == 0:
+            spec["nodeSelector"] = {ZONE: ZONES[app % 3]}
+        annotations = {}
+        if users:
+            user = app % users
+            names = sorted({f"group-{user % groups}", f"group-{(user * 13 + 1) % groups}"}) if groups else []
+            annotations["yunikorn.apache.org/user.info"] = json.dumps({"user": f"user-{user}", "groups": names})
+        yield {
+            "metadata": {
+                "name": f"app{app}-{i % PODS_PER_APP}",
+                "namespace": namespace,
+                "uid": f"uid-{i}",
+                "labels": {"applicationId": f"app-{app}"},
+                "annotations": annotations,
+                "creationTimestamp": f"2024-01-01T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z",
+            },
+            "spec": spec,
+        }
+
+
+class _CountingCallbacks:
+    """The shim's side, reduced to counting: binds succeed at once, events are dropped."""
+
+    def __init__(self) -> None:
+        self.binds = 0
+
+    def bind(self, allocation: Allocation) -> None:
+        self.binds += 1
+
+    def evict(self, allocation: Allocation, reason: str) -> None:
+        pass
+
+    def report(self, event: SchedulingEvent) -> None:
+        pass
+
+
+def _maxrss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def run_scheduling(nodes: int, pods: int, users: int = 0, groups: int = 0, limits: bool = True) -> dict[str, Any]:
+    """Build the cluster, place every pod that can run, and return the figures."""
+    rss_before = _maxrss_mib()
+    start = time.perf_counter()
+    config = load_config(queue_config(nodes, users, groups) if limits else queue_config(nodes))
+    callbacks = _CountingCallbacks()
+    scheduler = Scheduler(callbacks, config)
+    for node in synthetic_nodes(nodes):
+        scheduler.update_node(node_to_info(node), now=0.0)
+    namespaces = synthetic_namespaces()
+    for pod in synthetic_pods(pods, list(namespaces), users, groups):
+        scheduler.add_ask(pod_to_ask(pod, namespaces[pod["metadata"]["namespace"]]), now=0.0)
+    setup = time.perf_counter() - start
+
+    placed = cycles = 0
+    busy = cpu = 0.0
+    while True:
+        began, began_cpu = time.perf_counter(), time.process_time()
+        done = scheduler.schedule(now=1.0)
+        busy += time.perf_counter() - began
+        cpu += time.process_time() - began_cpu
+        cycles += 1
+        placed += done
+        if done == 0:
+            break
+    latency = scheduler.metrics.decision_latency
+    waiting = [
+        (scheduler.pending_reason(f"uid-{i}") or "no reason").split(":")[0]
+        for i in range(pods)
+        if scheduler.allocation(f"uid-{i}") is None
+    ]
+    return {
+        "nodes": nodes,
+        "pods": pods,
+        "users": users,
+        "groups": groups,
+        "limits": limits and users > 0,
+        "placed": placed,
+        "pending": len(waiting),
+        "binds": callbacks.binds,
+        "cycles": cycles,
+        "pending_reasons": dict(Counter(waiting).most_common(5)),
+        "schedule_seconds": round(busy, 3),
+        "schedule_cpu_seconds": round(cpu, 3),
+        "decisions_per_second": round(placed / busy, 1) if busy else 0.0,
+        "decisions_per_cpu_second": round(placed / cpu, 1) if cpu else 0.0,
+        "latency_p50_us": round(latency.quantile(0.5) * 1e6, 1),
+        "latency_p99_us": round(latency.quantile(0.99) * 1e6, 1),
+        "setup_seconds": round(setup, 3),
+        "memory_mib": round(_maxrss_mib() - rss_before, 1),
+        "memory_measure": "ru_maxrss growth from before setup to the end",
+    }
+
+
+def run_isolated(nodes: int, pods: int, users: int = 0, groups: int = 0, limits: bool = True) -> dict[str, Any]:
+    """`run_scheduling` in a fresh interpreter, so memory and garbage are this run's own."""
+    spec = json.dumps({"nodes": nodes, "pods": pods, "users": users, "groups": groups, "limits": limits})
+    done = subprocess.run([sys.executable, "-m", "shim.sim.bench", spec], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"bench run {spec} failed: {done.stderr.strip()[-2000:]}")
+    figures: dict[str, Any] = json.loads(done.stdout)
+    return figures
+
+
+def _best(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    return max(runs, key=lambda run: float(run["decisions_per_cpu_second"]))
+
+
+def _ugm_comparison(nodes: int, pods: int, users: int, groups: int) -> dict[str, Any]:
+    """The same pods and users without and with limits, alternating UGM_ROUNDS times; the best
+    run of each is compared on CPU time, which other work on a shared machine disturbs least."""
+    without: list[dict[str, Any]] = []
+    with_limits: list[dict[str, Any]] = []
+    for _ in range(UGM_ROUNDS):
+        without.append(run_isolated(nodes, pods, users, groups, limits=False))
+        with_limits.append(run_isolated(nodes, pods, users, groups, limits=True))
+    base, limited = _best(without), _best(with_limits)
+    rate, limited_rate = base["decisions_per_cpu_second"], limited["decisions_per_cpu_second"]
+    overhead = (rate / limited_rate - 1) * 100 if limited_rate else float("inf")
+    return {
+        "without_limits": base,
+        "with_limits": limited,
+        "rounds": UGM_ROUNDS,
+        "overhead_percent": round(overhead, 1),
+    }
+
+
+def _emulator(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The same figures through the whole Kubernetes shim against the API emulator: the shim's
+    `run_emulator_bench(args) -> dict` owns that run; None when it is not there yet."""
+    try:
+        from shim.kube.bench_emulator import run_emulator_bench  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return None
+    figures: dict[str, Any] = run_emulator_bench(args)
+    return figures
+
+
+ROWS = (
+    ("decisions/s", "decisions_per_second", "{:,.0f}"),
+    ("decisions/CPU-s", "decisions_per_cpu_second", "{:,.0f}"),
+    ("p50 decision (µs)", "latency_p50_us", "{:,.0f}"),
+    ("p99 decision (µs)", "latency_p99_us", "{:,.0f}"),
+    ("placed", "placed", "{:,}"),
+    ("pending", "pending", "{:,}"),
+    ("scheduling (s)", "schedule_seconds", "{:.2f}"),
+    ("setup (s)", "setup_seconds", "{:.2f}"),
+    ("memory (MiB, ru_maxrss growth)", "memory_mib", "{:,.0f}"),
+)
+
+
+def _table(columns: list[tuple[str, dict[str, Any]]]) -> str:
+    width = max(len(label) for label, _, _ in ROWS)
+    lines = [" " * width + "".join(f"{title:>16}" for title, _ in columns)]
+    for label, key, fmt in ROWS:
+        lines.append(f"{label:<{width}}" + "".join(f"{fmt.format(figures[key]):>16}" for _, figures in columns))
+    return "\n".join(lines)
+
+
+def _print_text(report: dict[str, Any]) -> None:
+    if "scheduling" in report:
+        run = report["scheduling"]
+        print(f"scheduling: {run['nodes']:,} nodes, {run['pods']:,} pending pods")
+        print(_table([("", run)]))
+        if run["pending"]:
+            print(f"pending because: {run['pending_reasons']}")
+    if "sweep" in report:
+        print(f"sweep: {report['sweep'][0]['pods']:,} pending pods")
+        print(_table([(f"{run['nodes']:,} nodes", run) for run in report["sweep"]]))
+    if "ugm" in report:
+        ugm = report["ugm"]
+        run = ugm["with_limits"]
+        print(
+            f"user/group limits: {run['users']:,} users in {run['groups']:,} groups, "
+            f"{run['nodes']:,} nodes, {run['pods']:,} pods"
+        )
+        print(_table([("no limits", ugm["without_limits"]), ("limits", run)]))
+        print(
+            f"overhead of limits on every queue: {ugm['overhead_percent']:.1f}% of CPU time per decision "
+            f"(best of {ugm['rounds']} runs each; target <= 20%)"
+        )
+    if "quotas" in report:
+        q = report["quotas"]
+        print(
+            f"elastic quota runtime, {q['quotas']:,.0f} quotas x {q['resources']:.0f} resources: "
+            f"full recompute {q['full_ms']:.2f} ms (target 10), incremental {q['incremental_ms']:.3f} ms (target 1)"
+        )
+    if "emulator" in report:
+        print("through the Kubernetes shim (emulator):")
+        for key, value in report["emulator"].items():
+            print(f"  {key}: {value}")
+
+
+def bench_command(args: argparse.Namespace) -> int:
+    report: dict[str, Any] = {}
+    if args.users and not args.groups:
+        print("herder bench: --users needs --groups", file=sys.stderr)
+        return 2
+    if min(args.nodes, args.pods, args.quotas, args.users, args.groups) < 0:
+        print("herder bench: counts must not be negative", file=sys.stderr)
+        return 2
+    try:
+        if not (args.sweep or args.users or args.quotas or args.emulator):
+            report["scheduling"] = run_scheduling(args.nodes, args.pods)
+        if args.sweep:
+            report["sweep"] = [run_isolated(n, args.pods) for n in SWEEP_NODES]
+        if args.users:
+            report["ugm"] = _ugm_comparison(args.nodes, args.pods, args.users, args.groups)
+        if args.quotas:
+            report["quotas"] = run_quota_bench(args.quotas, 3)
+        emulator = _emulator(args) if args.emulator else None
+    except RuntimeError as err:
+        print(f"herder bench: {err}", file=sys.stderr)
+        return 1
+    if emulator is not None:
+        report["emulator"] = emulator
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        _print_text(report)
+    if args.emulator and emulator is None:
+        print(
+            "herder bench --emulator: the bench through the Kubernetes shim "
+            "(shim.kube.bench_emulator.run_emulator_bench) does not exist yet",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    # One isolated run for `run_isolated`: the parameters as JSON in, the figures as JSON out.
+    params = json.loads(sys.argv[1])
+    print(json.dumps(run_scheduling(**params)))

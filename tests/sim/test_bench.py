@@ -1,0 +1,91 @@
+"""`herder bench` on tiny clusters: the figures it reports are complete and describe a run in
+which every pod that fits was placed. Speed is measured by the bench, never asserted here."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import pytest
+
+from shim.cli import main
+
+FIGURES = {
+    "nodes",
+    "pods",
+    "placed",
+    "pending",
+    "pending_reasons",
+    "decisions_per_second",
+    "decisions_per_cpu_second",
+    "latency_p50_us",
+    "latency_p99_us",
+    "schedule_seconds",
+    "schedule_cpu_seconds",
+    "setup_seconds",
+    "memory_mib",
+    "memory_measure",
+}
+
+
+def bench_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
+    assert main(["bench", *args, "--json"]) == 0
+    report: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return report
+
+
+def test_every_pod_is_placed_on_a_cluster_with_room_for_all(capsys: pytest.CaptureFixture[str]) -> None:
+    run = bench_json(capsys, "--nodes", "20", "--pods", "200")["scheduling"]
+    assert set(run) >= FIGURES
+    assert (run["nodes"], run["pods"]) == (20, 200)
+    assert run["placed"] == 200
+    assert run["pending"] == 0
+    assert run["binds"] == 200  # every placement reached the shim's bind callback
+    assert run["decisions_per_second"] > 0
+    assert 0 < run["latency_p50_us"] <= run["latency_p99_us"]
+
+
+def test_pods_that_do_not_fit_stay_pending_with_a_reason(capsys: pytest.CaptureFixture[str]) -> None:
+    run = bench_json(capsys, "--nodes", "3", "--pods", "300")["scheduling"]
+    assert 0 < run["placed"] < 300
+    assert run["placed"] + run["pending"] == 300
+    # They wait for room: on the nodes or under a queue's max, never for anything else.
+    for reason in run["pending_reasons"]:
+        assert reason.startswith(("no node fits", "queue ")), reason
+
+
+def test_limits_on_every_queue_leave_the_same_pods_placed(capsys: pytest.CaptureFixture[str]) -> None:
+    ugm = bench_json(capsys, "--nodes", "20", "--pods", "200", "--users", "10", "--groups", "3")["ugm"]
+    without, limited = ugm["without_limits"], ugm["with_limits"]
+    assert set(without) >= FIGURES and set(limited) >= FIGURES
+    assert (without["limits"], limited["limits"]) == (False, True)
+    assert without["placed"] == limited["placed"] == 200
+    assert isinstance(ugm["overhead_percent"], float)
+
+
+def test_quota_bench_times_a_full_and_an_incremental_recompute(capsys: pytest.CaptureFixture[str]) -> None:
+    report = bench_json(capsys, "--quotas", "50")
+    assert set(report) == {"quotas"}
+    assert report["quotas"]["quotas"] == 50
+    assert report["quotas"]["full_ms"] > 0 and report["quotas"]["incremental_ms"] > 0
+
+
+def test_text_report_names_each_figure(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "--nodes", "10", "--pods", "50"]) == 0
+    out = capsys.readouterr().out
+    for label in ("decisions/s", "p50 decision", "p99 decision", "setup (s)", "ru_maxrss"):
+        assert label in out
+
+
+def test_emulator_bench_missing_is_said_plainly(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "shim.kube.bench_emulator", None)  # as before the shim ships it
+    assert main(["bench", "--emulator"]) == 1
+    assert "does not exist yet" in capsys.readouterr().err
+
+
+def test_users_without_groups_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "--nodes", "10", "--pods", "50", "--users", "5"]) == 2
+    assert "--groups" in capsys.readouterr().err
