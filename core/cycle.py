@@ -222,6 +222,25 @@ def _advance_state(app: Application, first: bool, now: float) -> None:
         app.transition(AppState.RUNNING, now)
 
 
+def _lowest_preemptible_priority(state: CoreState, quota: str) -> int | None:
+    """The lowest priority among the quota's preemptible running pods, read again only once pods
+    changed (a release moves the version, a placement the allocation count)."""
+    stamp = (state.version, len(state.allocations))
+    cached = state.preempt_floor.get(quota)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    lowest = min(
+        (
+            alloc.priority
+            for alloc in state.allocations.values()
+            if alloc.ask is not None and alloc.ask.preemptible and state.ask_quota.get(alloc.key) == quota
+        ),
+        default=None,
+    )
+    state.preempt_floor[quota] = (stamp, lowest)
+    return lowest
+
+
 def _maybe_preempt(state: CoreState, ask: Ask, quota: str, now: float) -> None:
     """In-quota preemption: lower-priority preemptible pods of the same quota on one node."""
     if quota in (DEFAULT_QUOTA, SYSTEM_QUOTA):
@@ -231,6 +250,9 @@ def _maybe_preempt(state: CoreState, ask: Ask, quota: str, now: float) -> None:
         if any(key in state.allocations for key in asked):
             return  # still waiting for the victims to end
         del state.preempting[ask.key]  # they ended but the room went to another pod: plan again
+    floor = _lowest_preemptible_priority(state, quota)
+    if floor is None or floor >= ask.priority:
+        return  # nobody in the quota this ask may preempt: spare the scan of every node
     partition = state.partition
     slots: dict[str, NodeSlot] = {}
     for node in partition.nodes.values():

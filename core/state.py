@@ -60,6 +60,8 @@ class CoreState:
         self.reasons: dict[str, str] = {}
         self.fit_failures: dict[object, tuple[int, str]] = {}
         self.preempting: dict[str, frozenset[str]] = {}
+        # per quota: the lowest priority of its preemptible running pods, and when it was read
+        self.preempt_floor: dict[str, tuple[tuple[int, int], int | None]] = {}
         self.evicting: set[str] = set()
         self.finished_apps: deque[Application] = deque(maxlen=HISTORY)
         self.rejected_apps: deque[tuple[str, str, str, float]] = deque(maxlen=HISTORY)
