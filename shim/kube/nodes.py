@@ -39,7 +39,7 @@ class NodeSync:
             message = f"Node {node_name(node)} left out of scheduling: {error}"
             log.warning("%s", message)
             if self._recorder is not None:
-                self._recorder.record({"kind": "Node", **node}, REFUSED, message)
+                self._recorder.record(node, "Node", "v1", REFUSED, message)
             return
         self._cache.put_node(node)
         self._scheduler.update_node(info)

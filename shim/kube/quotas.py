@@ -23,6 +23,7 @@ from shim.kube.recorder import EventRecorder
 log = logging.getLogger("herder.quotas")
 
 REFUSED = "QuotaRefused"
+KIND, API_VERSION = "ElasticQuota", "scheduling.sigs.k8s.io/v1alpha1"
 
 
 def _name(obj: Mapping[str, Any]) -> str:
@@ -50,6 +51,11 @@ class QuotaSync:
     def refused(self) -> dict[str, str]:
         with self._lock:
             return {name: why for name, (_, why) in self._refused.items()}
+
+    def removing(self) -> set[str]:
+        """Deleted quotas the core keeps while pods or children still use them."""
+        with self._lock:
+            return set(self._removing)
 
     def apply(self, obj: Mapping[str, Any]) -> None:
         with self._lock:
@@ -115,7 +121,7 @@ class QuotaSync:
             return False
         self._applied[name] = spec
         if self._refused.pop(name, None) is not None and self._recorder is not None:
-            self._recorder.forget(obj)
+            self._recorder.forget(obj, KIND)
         log.info("ElasticQuota %s applied (min %s, max %s)", _where(obj), dict(spec.min), dict(spec.max))
         return True
 
@@ -136,4 +142,4 @@ class QuotaSync:
         message = f"ElasticQuota {_where(obj)} refused, the previous quota tree is kept: {why}"
         log.warning("%s", message)
         if self._recorder is not None:
-            self._recorder.record(obj, REFUSED, message)
+            self._recorder.record(obj, KIND, API_VERSION, REFUSED, message)

@@ -29,13 +29,10 @@ def _now() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def object_reference(obj: Mapping[str, Any]) -> dict[str, str]:
+def object_reference(obj: Mapping[str, Any], kind: str, api_version: str) -> dict[str, str]:
+    """The Event's involvedObject; kind and apiVersion are given because listed items lack them."""
     meta = obj.get("metadata") or {}
-    ref = {
-        "apiVersion": str(obj.get("apiVersion") or "v1"),
-        "kind": str(obj.get("kind") or ""),
-        "name": str(meta.get("name") or ""),
-    }
+    ref = {"apiVersion": api_version, "kind": kind, "name": str(meta.get("name") or "")}
     for key, field in (("namespace", "namespace"), ("uid", "uid"), ("resourceVersion", "resourceVersion")):
         if meta.get(field):
             ref[key] = str(meta[field])
@@ -49,9 +46,11 @@ class EventRecorder:
         self._said: dict[tuple[str, str, str, str], None] = {}
         self._lock = threading.Lock()
 
-    def record(self, obj: Mapping[str, Any], reason: str, message: str, kind: str = WARNING) -> bool:
-        """Post one Event about `obj`; False when the same thing was already said about it."""
-        ref = object_reference(obj)
+    def record(
+        self, obj: Mapping[str, Any], kind: str, api_version: str, reason: str, message: str, type: str = WARNING
+    ) -> bool:
+        """Post one Event about `obj` (a `kind` object); False when the same thing was already said about it."""
+        ref = object_reference(obj, kind, api_version)
         said = (ref["kind"], ref.get("namespace", ""), ref["name"], f"{reason}: {message}")
         with self._lock:
             if said in self._said:
@@ -68,7 +67,7 @@ class EventRecorder:
             "involvedObject": ref,
             "reason": reason,
             "message": message,
-            "type": kind,
+            "type": type,
             "source": {"component": self._component},
             "reportingComponent": self._component,
             "firstTimestamp": stamp,
@@ -81,9 +80,9 @@ class EventRecorder:
             log.warning("could not post Event %s on %s %s: %s", reason, ref["kind"], ref["name"], error)
         return True
 
-    def forget(self, obj: Mapping[str, Any]) -> None:
+    def forget(self, obj: Mapping[str, Any], kind: str) -> None:
         """The object changed for the better: a later refusal of it is news again."""
-        ref = object_reference(obj)
+        ref = object_reference(obj, kind, "")
         prefix = (ref["kind"], ref.get("namespace", ""), ref["name"])
         with self._lock:
             for said in [s for s in self._said if s[:3] == prefix]:

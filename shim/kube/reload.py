@@ -73,10 +73,6 @@ def parse_configmap(data: Mapping[str, Any] | None, source: ConfigSource) -> tup
     return config, settings
 
 
-def _configmap_object(source: ConfigSource) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": source.name, "namespace": source.namespace}}
-
-
 class ConfigReloader:
     """Applies ConfigMap contents to a running scheduler; `check()` reads and applies one change."""
 
@@ -130,7 +126,7 @@ class ConfigReloader:
             )
             log.warning("%s", message)
             if self._recorder is not None:
-                self._recorder.record(obj if obj.get("metadata") else _configmap_object(self._source), REFUSED, message)
+                self._recorder.record(obj, "ConfigMap", "v1", REFUSED, message)
             return False
         if settings != running:
             later = [name for name in RESTART_ONLY if getattr(settings, name) != getattr(running, name)]
@@ -138,6 +134,8 @@ class ConfigReloader:
             if later:
                 log.info("settings %s take effect when Herder restarts", ", ".join(later))
         self.applied += 1
+        if self._recorder is not None:
+            self._recorder.forget(obj, "ConfigMap")
         log.info(
             "configuration reloaded from ConfigMap %s/%s (checksum %s)",
             self._source.namespace,

@@ -26,6 +26,7 @@ from tests.kube.emulator import (
     node_body,
     replica_options,
 )
+from tests.kube.emulator_api import EVENTS
 
 T = TypeVar("T")
 QUOTAS = ("scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas")
@@ -58,11 +59,11 @@ logging.getLogger("kopf").setLevel(logging.WARNING)
 
 
 def eventually(probe: Callable[[], T | None], what: str, timeout: float = 20.0) -> T:
-    """Wait for a condition a user would wait for; fail naming it. (Not a speed assertion.)"""
+    """Wait until `probe` gives something truthy a user would wait for; fail naming it (not a speed assertion)."""
     deadline = time.monotonic() + timeout
     while True:
         value = probe()
-        if value is not None and value is not False:
+        if value:
             return value
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
@@ -146,7 +147,7 @@ class Cluster:
         self.core.patch_namespaced_config_map("herder-config", HERDER_NAMESPACE, {"data": data})
 
     def events_about(self, kind: str, name: str) -> list[dict[str, Any]]:
-        events = self.server.objects(("", "v1", "events"))
+        events = self.server.objects(EVENTS)
         return [e for e in events if e["involvedObject"]["kind"] == kind and e["involvedObject"]["name"] == name]
 
 

@@ -1,0 +1,82 @@
+"""The scheduler ConfigMap is hot-reloaded: valid changes apply at once, invalid ones are refused
+with an Event on the ConfigMap that names the problem, and the running configuration stays."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from tests.kube.conftest import QUEUES, Cluster, eventually
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def queues_with_teams_max(vcore: str) -> str:
+    config = json.loads(json.dumps(QUEUES))
+    config["partitions"][0]["queues"][0]["queues"][0]["resources"]["max"]["vcore"] = vcore
+    return yaml.safe_dump(config)
+
+
+def refusals(cluster: Cluster) -> list[str]:
+    return [e["message"] for e in cluster.events_about("ConfigMap", "herder-config") if e["reason"] == "ConfigRefused"]
+
+
+def test_queue_limit_change_applies_without_a_restart(cluster: Cluster) -> None:
+    cluster.set_config({"queues.yaml": queues_with_teams_max("2")})
+    herder = cluster.start_herder()
+    cluster.create_namespace("ml", {"yunikorn.apache.org/parentqueue": "root.teams"})
+    names = cluster.create_pods("ml", 3, cpu="1")
+    eventually(lambda: sum(1 for n in names if cluster.node_of("ml", n)) == 2, "two pods bound under max 2")
+    [waiting] = [cluster.core.read_namespaced_pod(n, "ml") for n in names if not cluster.node_of("ml", n)]
+    reason = eventually(lambda: herder.scheduler.pending_reason(waiting.metadata.uid), "the third pod's reason")
+    assert "root.teams" in reason
+
+    cluster.set_config({"queues.yaml": queues_with_teams_max("3")})
+    cluster.all_bound("ml")
+    assert herder.scheduler.queue_document("root.teams")["maxResource"]["vcore"] == 3000
+
+
+def test_settings_change_applies_without_a_restart(cluster: Cluster) -> None:
+    herder = cluster.start_herder()
+    cluster.set_config({"quota.recycle.delay": "5s", "scheduler.interval": "50ms"})
+    eventually(lambda: herder.scheduler.settings.recycle_delay == 5.0, "the new recycle delay")
+    assert herder.scheduler.settings.scheduler_interval == 0.05
+
+
+def test_invalid_queues_are_refused_with_an_event_and_the_running_config_stays(cluster: Cluster) -> None:
+    herder = cluster.start_herder()
+    running = herder.scheduler.config.checksum
+    cluster.set_config({"queues.yaml": "partitions: [{name: default, queues: [{name: root, maxapps: 3}]}]"})
+    [message] = eventually(lambda: refusals(cluster), "a ConfigRefused Event on the ConfigMap")
+    assert "maxapps" in message
+    assert "running configuration stays" in message
+    assert herder.scheduler.config.checksum == running
+    cluster.create_namespace("batch")
+    cluster.create_pods("batch", 1)
+    cluster.bound("batch", "job-0")
+
+
+def test_bad_setting_is_refused_naming_the_key_and_nothing_of_the_change_applies(cluster: Cluster) -> None:
+    herder = cluster.start_herder()
+    cluster.set_config({"quota.recycle.delay": "soon", "quota.recycle.interval": "3s"})
+    [message] = eventually(lambda: refusals(cluster), "a ConfigRefused Event on the ConfigMap")
+    assert "quota.recycle.delay" in message
+    assert herder.scheduler.settings.recycle_interval == 1.0, "a refused change applies no part of itself"
+
+
+def test_scheduler_name_cannot_change_while_running(cluster: Cluster) -> None:
+    herder = cluster.start_herder()
+    cluster.set_config({"scheduler.name": "other"})
+    [message] = eventually(lambda: refusals(cluster), "a ConfigRefused Event on the ConfigMap")
+    assert "scheduler.name" in message
+    assert herder.scheduler.settings.scheduler_name == "herder"
+
+
+def test_a_fixed_configmap_applies_after_a_refused_one(cluster: Cluster) -> None:
+    herder = cluster.start_herder()
+    cluster.set_config({"quota.recycle.delay": "soon"})
+    eventually(lambda: refusals(cluster), "a ConfigRefused Event on the ConfigMap")
+    cluster.set_config({"quota.recycle.delay": "7s"})
+    eventually(lambda: herder.scheduler.settings.recycle_delay == 7.0, "the corrected delay to apply")
