@@ -32,9 +32,10 @@ BAR_WIDTH = 30
 class ProgressLine:
     """`[#####.....] 120/600 s  running 12  pending 3`, redrawn at most ten times a second."""
 
-    def __init__(self, stream: TextIO, horizon: float | None) -> None:
+    def __init__(self, stream: TextIO, horizon: float | None, exact: bool) -> None:
         self._stream = stream
         self._horizon = horizon
+        self._of = f"/{horizon:.0f} s" if exact else f" s of ~{horizon:.0f} s"
         self._drawn = 0.0
 
     def __call__(self, now: float, cluster: SimCluster) -> None:
@@ -46,7 +47,7 @@ class ProgressLine:
         if self._horizon:
             done = min(1.0, now / self._horizon)
             bar = "#" * int(done * BAR_WIDTH)
-            self._stream.write(f"\r[{bar:<{BAR_WIDTH}}] {now:.0f}/{self._horizon:.0f} s  {counts}  ")
+            self._stream.write(f"\r[{bar:<{BAR_WIDTH}}] {now:.0f}{self._of}  {counts}  ")
         else:
             self._stream.write(f"\r{now:.0f} s simulated  {counts}  ")
         self._stream.flush()
@@ -91,7 +92,9 @@ def simulate_command(args: argparse.Namespace) -> int:
         _fail("bad --set option:", [f"--set {problem}" for problem in err.problems])
         return EXIT_USAGE
 
-    progress = ProgressLine(sys.stderr, _horizon(scenario)) if sys.stderr.isatty() and not args.quiet else None
+    progress = None
+    if sys.stderr.isatty() and not args.quiet:
+        progress = ProgressLine(sys.stderr, _horizon(scenario), exact=scenario.until is not None)
     simulation = Simulation(scenario, progress)
     simulation.run()
     if progress is not None:
