@@ -32,7 +32,7 @@ def resources(res: Mapping[str, int] | None) -> str:
         return "-"
     first = [k for k in ("vcore", "memory") if k in res]
     order = first + sorted(k for k in res if k not in ("vcore", "memory", "pods"))
-    parts = [f"{k} {amount(k, res[k])}" for k in order if res[k]]
+    parts = [f"{k} {amount(k, res[k])}" for k in order]
     return ", ".join(parts) if parts else "-"
 
 

@@ -49,4 +49,4 @@ class Timeline:
         if body == self._last:
             return
         self._last = body
-        self.samples.append({"time": t, **body})
+        self.samples.append({"time": int(t) if float(t).is_integer() else t, **body})

@@ -263,3 +263,27 @@ def test_pod_reports_its_queue_quota_and_user() -> None:
     }
     entry = simulate(document)["pods"]["ml/train"]
     assert entry == {**entry, "queue": "root.ml", "quota": "ml", "user": "ann", "created": 0, "bound": 0}
+
+
+def test_pod_applied_by_an_event_arrives_then_and_runs_for_its_duration() -> None:
+    document = {
+        "nodes": [node()],
+        "events": [{"at": 15, "action": "apply", "object": pod("adhoc")["pod"], "duration": 30}],
+    }
+    entry = simulate(document)["pods"]["default/adhoc"]
+    assert (entry["created"], entry["bound"], entry["finished"], entry["state"]) == (15, 15, 45, "Succeeded")
+
+
+def test_deleting_a_namespace_takes_its_pods_and_quotas() -> None:
+    document = {
+        "nodes": [node()],
+        "namespaces": [{"metadata": {"name": "team"}}],
+        "quotas": [quota("team", min_cpu="1", max_cpu="4")],
+        "workload": [pod("job", namespace="team", count=2), pod("other")],
+        "events": [{"at": 10, "action": "delete", "kind": "Namespace", "name": "team"}],
+        "until": 20,
+    }
+    report = simulate(document)
+    assert [report["pods"][f"team/job-{i}"]["state"] for i in range(2)] == ["Evicted", "Evicted"]
+    assert report["pods"]["default/other"]["state"] == "Running"
+    assert [q["name"] for q in report["state"]["quotas"]] == ["system", "default"]
