@@ -318,9 +318,9 @@ class SimCluster:
                 return False
             node: str | None = str(wanted)
         else:
-            node = self._first_fit(pod, resource)
+            node, why = self._first_fit(pod, resource)
             if node is None:
-                pod.reason = f"no node has room for {format_resource(resource)} (another scheduler keeps it pending)"
+                pod.reason = f"{why} (its scheduler keeps it pending)"
                 return False
         assert node is not None
         manifest_before = dict(pod.manifest["spec"])
@@ -338,12 +338,20 @@ class SimCluster:
         self._on_start(now, pod)
         return True
 
-    def _first_fit(self, pod: SimPod, resource: Resource) -> str | None:
+    def _first_fit(self, pod: SimPod, resource: Resource) -> tuple[str | None, str]:
+        """The first node (in the order nodes joined) the pod may run on and has room, or why none."""
         constraints = pod_constraints(pod.manifest)
+        mismatches: dict[str, int] = {}
         for name, info in self.infos.items():
-            if static_mismatch(Node(info), constraints) is None and resource.fits_in(self._room(name)):
-                return name
-        return None
+            mismatch = static_mismatch(Node(info), constraints)
+            if mismatch is None and resource.fits_in(self._room(name)):
+                return name, ""
+            why = mismatch or "no room"
+            mismatches[why] = mismatches.get(why, 0) + 1
+        if not mismatches:
+            return None, "no nodes"
+        counts = ", ".join(f"{n} {why}" for why, n in sorted(mismatches.items()))
+        return None, f"no node fits {format_resource(resource)}: {counts}"
 
     def retry_foreign(self, now: float) -> None:
         """Another scheduler tries its waiting pods again (capacity may have freed)."""

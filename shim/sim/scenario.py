@@ -246,6 +246,11 @@ def _pod(reader: _Reader, raw: object, where: str) -> Mapping[str, Any]:
         reader.bad(f"{where}.spec", "required (containers, schedulerName, ...)")
     elif not isinstance(spec.get("containers"), list) or not spec.get("containers"):
         reader.bad(f"{where}.spec.containers", "required: a non-empty list")
+    else:
+        for kind in ("containers", "initContainers"):
+            for i, container in enumerate(reader.seq(spec.get(kind), f"{where}.spec.{kind}")):
+                if not isinstance(container, Mapping):
+                    reader.bad(f"{where}.spec.{kind}[{i}]", f"expected a container (a mapping), got {_kind(container)}")
     return raw
 
 

@@ -131,3 +131,15 @@ def test_pod_applied_twice_while_alive_is_refused() -> None:
     report = run(workload=[pod("job")], events=[again])
     assert [e["reason"] for e in report["events"] if e["type"] == "SCENARIO"] == ["PodRefused"]
     assert report["summary"]["pods"] == 1
+
+
+def test_foreign_pod_no_node_accepts_waits_with_the_reason() -> None:
+    report = simulate(
+        {
+            "nodes": [node("a", labels={"disk": "hdd"}), node("b")],
+            "workload": [pod("fast", scheduler=None, nodeSelector={"disk": "ssd"})],
+        }
+    )
+    fast = report["pods"]["default/fast"]
+    assert fast["state"] == "Foreign" and fast["node"] is None
+    assert fast["reason"].startswith("no node fits") and "2 node selector mismatch" in fast["reason"]

@@ -129,3 +129,8 @@ def test_broken_yaml_names_the_line(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError) as err:
         load_scenario(path)
     assert "not valid YAML at line" in err.value.problems[0]
+
+
+def test_containers_must_be_mappings_as_the_api_server_requires() -> None:
+    document = {"workload": [{"pod": {"metadata": {"name": "p"}, "spec": {"containers": ["busybox"]}}}]}
+    assert problems(document) == ["workload[0].pod.spec.containers[0]: expected a container (a mapping), got str"]
