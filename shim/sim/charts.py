@@ -16,7 +16,7 @@ QUEUE_CHART = "queue-usage.png"
 QUOTA_CHART = "quota-usage.png"
 PENDING_CHART = "pending-pods.png"
 MAX_QUOTA_PANELS = 8
-MAX_QUEUE_LINES = 12
+MAX_QUEUE_PANELS = 8
 
 
 class ChartsUnavailable(RuntimeError):
@@ -70,33 +70,38 @@ def _queue_maxima(state: Mapping[str, Any], out: dict[str, Mapping[str, int]]) -
 
 
 def queue_chart(plt: Any, report: Mapping[str, Any], path: Path) -> None:
+    """One panel per queue (root first): its usage of the first two resources, each max dotted."""
     samples, until = report["timeline"], float(report["until"])
     queues: list[str] = []
     for sample in samples:
         queues.extend(q for q in sample["queues"] if q not in queues and any(sample["queues"][q].values()))
-    leaves = [q for q in queues if q != "root"][:MAX_QUEUE_LINES] or queues[:1]
+    queues = ["root", *sorted(q for q in queues if q != "root")][:MAX_QUEUE_PANELS]
     maxima: dict[str, Mapping[str, int]] = {}
     _queue_maxima(report["state"]["queues"], maxima)
-    resources = _resources(samples, "queues")[:3] or ["vcore"]
-    fig, axes = plt.subplots(len(resources), 1, figsize=(10, 3.2 * len(resources)), squeeze=False)
-    for ax, resource in zip((row[0] for row in axes), resources):
-        scale, unit = _unit(resource)
-        for queue in leaves:
+    resources = _resources(samples, "queues")[:2] or ["vcore"]
+    fig, axes = plt.subplots(len(queues), 1, figsize=(10, 0.8 + 2.2 * len(queues)), squeeze=False, sharex=True)
+    for ax, queue in zip((row[0] for row in axes), queues):
+        for i, resource in enumerate(resources):
+            target = ax if i == 0 else ax.twinx()
+            color = f"C{i}"
+            scale, unit = _unit(resource)
 
             def usage(s: Mapping[str, Any], q: str = queue, r: str = resource, k: float = scale) -> float:
                 return float(s["queues"].get(q, {}).get(r, 0)) / k
 
             times, values = _series(samples, until, usage)
-            (line,) = ax.step(times, values, where="post", label=queue)
+            target.step(times, values, where="post", color=color, linestyle="-" if i == 0 else "--")
+            top = max(values, default=0.0)
             limit = maxima.get(queue, {}).get(resource)
-            if limit and queue != "root":
-                ax.axhline(limit / scale, color=line.get_color(), linestyle=":", linewidth=1)
-        ax.set_ylabel(f"{resource} ({unit})")
-        ax.set_ylim(bottom=0)
+            if limit:
+                target.axhline(limit / scale, color=color, linestyle=":", linewidth=1)
+                top = max(top, limit / scale)
+            target.set_ylim(bottom=0, top=(top * 1.15) or 1)
+            target.set_ylabel(f"{resource} ({unit})", color=color, fontsize="small")
+        ax.set_title(queue, loc="left", fontsize="medium")
         ax.grid(alpha=0.3)
-    axes[0][0].set_title(f"{report['name']}: queue usage (dotted: queue max)")
+    fig.suptitle(f"{report['name']}: queue usage ({' solid, '.join(resources)} dashed; max dotted)")
     axes[-1][0].set_xlabel("simulated seconds")
-    axes[0][0].legend(loc="upper right", fontsize="small")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
