@@ -12,6 +12,8 @@ from e2e.backends import Cluster
 from e2e.workloads import bound, create_quota, eventually, herder_pod, set_settings
 
 RECYCLE_DELAY = "5s"
+PARENT = "quota.scheduling.koordinator.sh/parent"
+IS_PARENT = "quota.scheduling.koordinator.sh/is-parent"
 
 
 @pytest.fixture
@@ -37,9 +39,14 @@ def _running(cluster: Cluster, namespace: str) -> list[str]:
 def test_borrower_uses_idle_min_then_gives_it_back(
     cluster: Cluster, namespace: str, lender: str, fast_recycling: None
 ) -> None:
-    # The whole cluster pool is far larger than these quotas, so only quota arithmetic decides.
-    create_quota(cluster, namespace, {"cpu": "100m"}, {"cpu": "400m"})
-    create_quota(cluster, lender, {"cpu": "300m"}, {"cpu": "300m"})
+    # Borrower and lender share a parent that holds exactly their mins (400m): the cluster is far
+    # larger, so only quota arithmetic decides. Alone, the borrower may use the lender's idle min;
+    # once the lender asks for its min, the borrower's runtime falls back to its own 100m. (Two
+    # top-level quotas would both be satisfied by the whole cluster pool and nothing would be lent.)
+    pool = f"e2e-pool-{uuid.uuid4().hex[:5]}"
+    create_quota(cluster, lender, {"cpu": "400m"}, {"cpu": "400m"}, name=pool, labels={IS_PARENT: "true"})
+    create_quota(cluster, namespace, {"cpu": "100m"}, {"cpu": "400m"}, labels={PARENT: pool})
+    create_quota(cluster, lender, {"cpu": "300m"}, {"cpu": "300m"}, labels={PARENT: pool})
     for index in range(4):
         cluster.core.create_namespaced_pod(namespace, herder_pod(f"borrow-{index}", cpu="100m"))
     for index in range(4):

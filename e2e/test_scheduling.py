@@ -74,7 +74,8 @@ def test_user_limit_holds_back_the_pod_over_it(cluster: Cluster, namespace: str)
     ]
     config = yaml.safe_load(queues)
     root = config["partitions"][0]["queues"][0]
-    root["limits"] = [{"limit": "e2e", "users": ["*"], "maxresources": {"vcore": 150}}]
+    # vcore takes Kubernetes quantities as cores: 150m lets one 100m pod run, not two.
+    root["limits"] = [{"limit": "e2e", "users": ["*"], "maxresources": {"vcore": "150m"}}]
     limited = yaml.safe_dump(config)
     previous = set_settings(cluster, {"queues.yaml": limited})
     try:

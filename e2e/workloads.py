@@ -42,11 +42,19 @@ def herder_pod(name: str, cpu: str = "100m", labels: dict[str, str] | None = Non
     )
 
 
-def create_quota(cluster: Cluster, namespace: str, min_: dict[str, str], max_: dict[str, str]) -> None:
+def create_quota(
+    cluster: Cluster,
+    namespace: str,
+    min_: dict[str, str],
+    max_: dict[str, str],
+    name: str | None = None,
+    labels: dict[str, str] | None = None,
+) -> None:
+    """An ElasticQuota named after its namespace (the pods there use it) unless `name` says otherwise."""
     body = {
         "apiVersion": f"{GROUP}/{VERSION}",
         "kind": "ElasticQuota",
-        "metadata": {"name": namespace, "namespace": namespace},
+        "metadata": {"name": name or namespace, "namespace": namespace, "labels": labels or {}},
         "spec": {"min": min_, "max": max_},
     }
     cluster.custom.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)

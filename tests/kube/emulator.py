@@ -204,6 +204,7 @@ def namespace_body(name: str, annotations: dict[str, str] | None = None) -> dict
 
 
 __all__ = [
+    "HERDER_NAMESPACE",
     "NAMESPACES",
     "NODES",
     "PODS",
@@ -211,4 +212,13 @@ __all__ = [
     "EmulatorServer",
     "namespace_body",
     "node_body",
+    "replica_options",
+    "running_herder",
 ]
+
+
+def running_herder(replicas: int = 2) -> Any:
+    """The e2e suite's entry point (e2e/backends.py): Herder installed and running on the emulator."""
+    from tests.kube.herder_cluster import running_herder as run
+
+    return run(replicas)

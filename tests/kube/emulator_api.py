@@ -28,15 +28,17 @@ import itertools
 import json
 import random
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
 import aiohttp.web
 import attrs
+import jsonpatch  # kmock's own dependency
 import kmock
 from kmock._internal import enums, parsing, rendering
+from kmock._internal.dicts import merge_patch_dict
 
 PODS = kmock.resource("", "v1", "pods")
 NODES = kmock.resource("", "v1", "nodes")
@@ -130,7 +132,18 @@ class BindingRecord:
     code: int
 
 
-Admission = Callable[[Mapping[str, Any], Mapping[str, str]], Any]
+@dataclass(frozen=True, slots=True)
+class WebhookRoute:
+    """One entry of a Validating/MutatingWebhookConfiguration: which requests go to which path."""
+
+    path: str
+    resource: Any
+    kind: str
+    operations: tuple[str, ...]
+    mutating: bool
+
+
+_OPERATIONS = {enums.action.CREATE: "CREATE", enums.action.UPDATE: "UPDATE", enums.action.DELETE: "DELETE"}
 
 
 @attrs.define(kw_only=True)
@@ -140,7 +153,8 @@ class HerderEmulator(kmock.KubernetesEmulator):
     faults: BindingFaults = attrs.field(factory=BindingFaults)
     protected: set[tuple[str, str]] = attrs.field(factory=set)  # (namespace, pod) a PDB protects
     bindings: list[BindingRecord] = attrs.field(factory=list)
-    webhook_url: str | None = None  # base URL of Herder's admission webhook server
+    webhook_url: str | None = None  # base URL of Herder's admission webhook server (a Service)
+    webhooks: list[WebhookRoute] = attrs.field(factory=list)  # what the webhook configurations route there
     users: dict[str, dict[str, Any]] = attrs.field(factory=dict)  # bearer token -> userInfo
     _versions: Any = attrs.field(factory=lambda: itertools.count(1))
     _writes: asyncio.Lock | None = attrs.field(default=None)
@@ -162,8 +176,9 @@ class HerderEmulator(kmock.KubernetesEmulator):
             return await self._bind(request)
         if request.resource == PODS and request.subresource == "eviction" and request.method == "POST":
             return await self._evict(request)
-        if request.action == enums.action.CREATE and request.resource == PODS and self.webhook_url:
-            refused = await self._admit(request)
+        operation = _OPERATIONS.get(request.action)
+        if operation is not None:
+            refused = await self._admit(request, operation)
             if refused is not None:
                 return refused
         async with self._writes:
@@ -315,42 +330,69 @@ class HerderEmulator(kmock.KubernetesEmulator):
         token = auth.split(" ", 1)[1] if " " in auth else ""
         return self.users.get(token, {"username": "system:anonymous", "groups": ["system:unauthenticated"]})
 
-    async def _admit(self, request: rendering.Request) -> aiohttp.web.StreamResponse | None:
-        """Call the mutating then the validating webhook for a pod create, as the API server does."""
-        pod = request.data
-        if not isinstance(pod, dict):
-            return None
-        if request.namespace and not (pod.get("metadata") or {}).get("namespace"):
-            pod.setdefault("metadata", {})["namespace"] = request.namespace
-        user = self._user_info(request.headers)
-        async with aiohttp.ClientSession() as session:
-            for path in ("mutate", "validate"):
-                review = {
-                    "apiVersion": "admission.k8s.io/v1",
-                    "kind": "AdmissionReview",
-                    "request": {
-                        "uid": str(uuid.uuid4()),
-                        "kind": {"group": "", "version": "v1", "kind": "Pod"},
-                        "resource": {"group": "", "version": "v1", "resource": "pods"},
-                        "namespace": request.namespace,
-                        "operation": "CREATE",
-                        "userInfo": user,
-                        "object": pod,
-                        "oldObject": None,
-                        "dryRun": False,
-                        "options": {},
-                    },
-                }
-                async with session.post(f"{self.webhook_url}/{path}", json=review) as answer:
-                    if answer.status == 404:
-                        continue
-                    verdict = (await answer.json()).get("response") or {}
-                if not verdict.get("allowed", False):
-                    result = verdict.get("status") or {}
-                    return status(int(result.get("code") or 400), "Forbidden", str(result.get("message") or ""))
-                if verdict.get("patch"):
-                    import jsonpatch  # kmock's own dependency
+    def _routes(self, request: rendering.Request, operation: str) -> list[WebhookRoute]:
+        if self.webhook_url is None or request.subresource is not None:
+            return []
+        matching = [r for r in self.webhooks if r.resource == request.resource and operation in r.operations]
+        return sorted(matching, key=lambda r: not r.mutating)  # mutating webhooks first, as the API server
 
-                    operations = json.loads(base64.b64decode(verdict["patch"]))
-                    pod = jsonpatch.apply_patch(pod, operations, in_place=True)
+    async def _admit(self, request: rendering.Request, operation: str) -> aiohttp.web.StreamResponse | None:
+        """Call the webhooks registered for this request as the API server does (failurePolicy: Fail).
+
+        Mutations are applied to a CREATE's body; an UPDATE or DELETE is only validated.
+        """
+        routes = self._routes(request, operation)
+        if not routes:
+            return None
+        stored = self._stored(request.resource, request.namespace, request.name) if request.name else None
+        old = dict(stored.raw) if stored is not None else None
+        if operation == "CREATE":
+            new: Any = request.data
+            if isinstance(new, dict) and request.namespace and not (new.get("metadata") or {}).get("namespace"):
+                new.setdefault("metadata", {})["namespace"] = request.namespace
+        elif operation == "UPDATE" and old is not None and isinstance(request.data, Mapping):
+            new = dict(merge_patch_dict(old, request.data))
+        else:
+            new = None
+        user = self._user_info(request.headers)
+        for route in routes:
+            review = {
+                "apiVersion": "admission.k8s.io/v1",
+                "kind": "AdmissionReview",
+                "request": {
+                    "uid": str(uuid.uuid4()),
+                    "kind": {"group": request.resource.group, "version": request.resource.version, "kind": route.kind},
+                    "resource": {
+                        "group": request.resource.group,
+                        "version": request.resource.version,
+                        "resource": request.resource.plural,
+                    },
+                    "namespace": request.namespace,
+                    "name": request.name,
+                    "operation": operation,
+                    "userInfo": user,
+                    "object": new,
+                    "oldObject": old,
+                    "dryRun": False,
+                    "options": {},
+                },
+            }
+            try:
+                async with aiohttp.ClientSession() as session:
+                    url = f"{self.webhook_url}/{route.path}"
+                    async with session.post(url, json=review, timeout=aiohttp.ClientTimeout(total=10)) as answer:
+                        if answer.status != 200:
+                            raise aiohttp.ClientError(f"webhook answered {answer.status}")
+                        verdict = (await answer.json()).get("response") or {}
+            except (aiohttp.ClientError, TimeoutError) as error:
+                return status(500, "InternalError", f'failed calling webhook "{route.path}": {error}')
+            if not verdict.get("allowed", False):
+                result = verdict.get("status") or {}
+                code = int(result.get("code") or 400)
+                return status(code, "Forbidden" if code == 403 else "BadRequest", str(result.get("message") or ""))
+            if verdict.get("patch") and operation == "CREATE" and isinstance(new, dict):
+                operations = json.loads(base64.b64decode(verdict["patch"]))
+                patched = jsonpatch.apply_patch(new, operations, in_place=False)
+                new.clear()
+                new.update(patched)
         return None
