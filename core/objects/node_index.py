@@ -13,6 +13,10 @@ Scores follow YuniKorn's node sort policies: a node's usage share is the weighte
 the weighted resources of `(capacity - available) / capacity`; `binpacking` picks the fitting
 node with the highest share (fill nodes before using new ones), `fair` the lowest (spread).
 Ties go to the node whose name sorts first.
+
+Between two pods of the same shape only a few nodes change, so the index remembers the best
+few nodes per shape and looks again only at the nodes changed since (`objects/node_choice.py`):
+the answer is the full pass's, at a cost that barely grows with the node count.
 """
 
 from __future__ import annotations
@@ -24,12 +28,15 @@ import numpy.typing as npt
 
 from core.objects.constraints import NO_EXECUTE, NO_SCHEDULE, NodeConstraints, Taint
 from core.objects.node import Node
+from core.objects.node_choice import Choice, Needs, choose, confirm
 from core.resources import MEMORY, VCORE, Resource
 
 BINPACKING = "binpacking"
 FAIR = "fair"
 DEFAULT_WEIGHTS: Mapping[str, float] = {VCORE: 1.0, MEMORY: 1.0}
 _HARD_EFFECTS = (NO_SCHEDULE, NO_EXECUTE)
+_LOG_LIMIT = 100_000  # changed columns remembered before every remembered choice is dropped
+_CHOICE_LIMIT = 4096  # remembered shapes before they are all dropped (pods of unique sizes)
 
 
 def untolerated_taint(node_taints: tuple[Taint, ...], constraints: NodeConstraints) -> Taint | None:
@@ -75,8 +82,12 @@ class NodeIndex:
         self._pos: dict[str, int] = {}
         self._columns: dict[str, int] = {}
         self._avail: npt.NDArray[np.int64] = np.zeros((0, 0), dtype=np.int64)
-        self._score: npt.NDArray[np.float64] = np.zeros(0, dtype=np.float64)
+        # A node's rank is its score for binpacking and minus its score for fair: the best
+        # fitting node is always the highest rank, ties to the lowest column.
+        self._rank: npt.NDArray[np.float64] = np.zeros(0, dtype=np.float64)
         self._masks: dict[NodeConstraints, npt.NDArray[np.bool_]] = {}
+        self._log: list[int] = []  # columns changed since the last rebuild, in order
+        self._choices: dict[tuple[Resource, NodeConstraints], Choice] = {}
 
     def set_policy(self, policy: str, weights: Mapping[str, float] | None) -> None:
         self._policy = policy
@@ -108,7 +119,15 @@ class NodeIndex:
         occ = node.occupied
         for key, row in self._columns.items():
             self._avail[row, pos] = cap.get(key, 0) - alloc.get(key, 0) - occ.get(key, 0)
-        self._score[pos] = self._node_score(node)
+        self._rank[pos] = self._node_rank(node)
+        if len(self._log) >= _LOG_LIMIT:
+            self._log.clear()
+            self._choices.clear()
+        self._log.append(pos)
+
+    def _node_rank(self, node: Node) -> float:
+        score = self._node_score(node)
+        return -score if self._policy == FAIR else score
 
     def _node_score(self, node: Node) -> float:
         total = 0.0
@@ -130,19 +149,21 @@ class NodeIndex:
             keys.update(node.info.capacity)
         columns = {key: row for row, key in enumerate(sorted(keys))}
         avail = np.zeros((len(columns), len(names)), dtype=np.int64)
-        score = np.zeros(len(names), dtype=np.float64)
+        rank = np.zeros(len(names), dtype=np.float64)
         for pos, name in enumerate(names):
             node = self._nodes[name]
             cap = node.info.capacity
             for key, row in columns.items():
                 avail[row, pos] = cap.get(key, 0) - node.allocated.get(key, 0) - node.occupied.get(key, 0)
-            score[pos] = self._node_score(node)
+            rank[pos] = self._node_rank(node)
         self._names = names
         self._pos = {name: pos for pos, name in enumerate(names)}
         self._columns = columns
         self._avail = avail
-        self._score = score
+        self._rank = rank
         self._masks = {}
+        self._log = []
+        self._choices = {}
         self._dirty = False
 
     def _mask(self, constraints: NodeConstraints) -> npt.NDArray[np.bool_]:
@@ -162,21 +183,32 @@ class NodeIndex:
             self._rebuild()
         if not self._names:
             return None
-        fit = self._mask(constraints)
+        shape = (request, constraints)
+        choice = self._choices.get(shape)
+        limit = min(256, max(8, len(self._names) // 16))  # past this, a full pass is cheaper
+        pos = confirm(choice, self._avail, self._rank, self._log, limit) if choice is not None else None
+        if pos is None:
+            needs = self._needs(request)
+            if needs is None:
+                return None
+            if len(self._choices) >= _CHOICE_LIMIT:
+                self._choices.clear()
+            choice = choose(self._avail, self._rank, self._mask(constraints), needs, len(self._log))
+            self._choices[shape] = choice
+            pos = choice.first()
+        return self._names[pos] if pos >= 0 else None
+
+    def _needs(self, request: Resource) -> Needs | None:
+        """(row, amount) per resource asked; None when a resource asked is on no node at all."""
+        needs = []
         for key, amount in request.items():
             if amount <= 0:
                 continue
             row = self._columns.get(key)
             if row is None:
                 return None
-            fit = fit & (self._avail[row] >= amount)
-        if self._policy == FAIR:
-            pos = int(np.where(fit, self._score, np.inf).argmin())
-        else:
-            pos = int(np.where(fit, self._score, -np.inf).argmax())
-        if not fit[pos]:
-            return None
-        return self._names[pos]
+            needs.append((row, amount))
+        return tuple(needs)
 
     def explain(self, request: Resource, constraints: NodeConstraints) -> str:
         """Why no node fits, counted by reason: "no node fits: 3 insufficient memory, 2 taint ..."."""
