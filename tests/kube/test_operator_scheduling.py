@@ -74,11 +74,11 @@ def test_namespace_annotations_put_pods_under_their_parent_queue_within_its_quot
         "ml",
         {"yunikorn.apache.org/parentqueue": "root.teams", "yunikorn.apache.org/namespace.quota": '{"cpu": "2"}'},
     )
-    cluster.create_pods("ml", 3, cpu="1")
-    cluster.bound("ml", "job-0")
-    cluster.bound("ml", "job-1")
-    third = cluster.core.read_namespaced_pod("job-2", "ml").metadata.uid
-    assert eventually(lambda: herder.scheduler.pending_reason(third), "job-2 held back by the namespace quota")
+    names = cluster.create_pods("ml", 3, cpu="1")
+    eventually(lambda: sum(1 for n in names if cluster.node_of("ml", n)) == 2, "two pods bound within 2 CPUs")
+    [third] = [cluster.core.read_namespaced_pod(n, "ml") for n in names if not cluster.node_of("ml", n)]
+    reason = eventually(lambda: herder.scheduler.pending_reason(third.metadata.uid), "the third held back")
+    assert "root.teams.ml" in reason
     queue = herder.scheduler.queue_document("root.teams.ml")
     assert queue is not None
     assert queue["maxResource"]["vcore"] == 2000
