@@ -58,7 +58,7 @@ QUEUES = {
 logging.getLogger("kopf").setLevel(logging.WARNING)
 
 
-def eventually(probe: Callable[[], T | None], what: str, timeout: float = 20.0) -> T:
+def eventually(probe: Callable[[], T | None], what: str, timeout: float = 30.0) -> T:
     """Wait until `probe` gives something truthy a user would wait for; fail naming it (not a speed assertion)."""
     deadline = time.monotonic() + timeout
     while True:
@@ -122,7 +122,7 @@ class Cluster:
         name: str | None = self.core.read_namespaced_pod(pod, namespace).spec.node_name
         return name
 
-    def bound(self, namespace: str, pod: str, timeout: float = 20.0) -> str:
+    def bound(self, namespace: str, pod: str, timeout: float = 30.0) -> str:
         return eventually(lambda: self.node_of(namespace, pod), f"{namespace}/{pod} to be bound", timeout)
 
     def all_bound(self, namespace: str, timeout: float = 30.0) -> dict[str, str]:
