@@ -25,7 +25,7 @@ from core.objects.application_state import AppState
 from core.objects.ask import Allocation, Ask
 from core.objects.node_index import static_mismatch
 from core.objects.queue import Queue
-from core.policies import app_order_depends_on_usage, order_applications, order_queues
+from core.policies import app_order_depends_on_usage, application_key, order_applications, order_queues
 from core.state import CoreState
 
 
@@ -60,6 +60,8 @@ def _walk_leaf(state: CoreState, leaf: Queue, now: float) -> Allocation | None:
         order = order_applications(leaf, version, state.partition.cluster_capacity)
         leaf.order = order
         leaf.order_version = version
+    elif order.stale:
+        order.refresh(leaf.pending_apps, application_key(leaf, version, state.partition.cluster_capacity))
     for app in order:
         while True:
             ask = app.next_candidate(version)
@@ -68,6 +70,7 @@ def _walk_leaf(state: CoreState, leaf: Queue, now: float) -> Allocation | None:
             allocation = try_ask(state, leaf, app, ask, now)
             if allocation is not None:
                 return allocation
+            order.suspect(app)  # parked: its best ask that may run now changed
     return None
 
 
@@ -174,13 +177,16 @@ def _commit(
     leaf.add_allocated(ask.resource)
     if first:
         leaf.add_running_app()
+    order = leaf.order
+    if app_order_depends_on_usage(leaf):
+        leaf.order = None
+    elif order is not None and (
+        not app.asks or (leaf.app_sort_priority and app.top_priority(state.version) != ask.priority)
+    ):
+        order.suspect(app)
+        order.stale = True
     if not app.asks:
         leaf.pending_apps.pop(app.app_id, None)
-        leaf.order = None
-    elif app_order_depends_on_usage(leaf) or (
-        leaf.app_sort_priority and app.top_priority(state.version) != ask.priority
-    ):
-        leaf.order = None
     _advance_state(app, first, now)
     state.quotas.allocate(ask.key, quota, ask.resource, ask.preemptible, ask.priority, now)
     state.ask_app.pop(ask.key, None)

@@ -12,9 +12,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from core.objects.application import Application
+from core.objects.application_order import ApplicationOrder, SortKey
 from core.objects.node_index import BINPACKING, FAIR
 from core.objects.queue import FAIR as APP_FAIR
 from core.objects.queue import FIFO, Queue
@@ -36,24 +37,22 @@ def _app_share(app: Application, cluster: Mapping[str, int]) -> float:
     return share
 
 
-def order_applications(leaf: Queue, version: int, cluster: Mapping[str, int]) -> list[Application]:
-    """The leaf's applications with pending asks, in the order they are served."""
-    apps = leaf.pending_apps.values()
+def application_key(leaf: Queue, version: int, cluster: Mapping[str, int]) -> Callable[[Application], SortKey]:
+    """The sort key of the leaf's applications now: smaller keys are served first."""
     by_priority = leaf.app_sort_priority
     if leaf.app_sort_policy == APP_FAIR:
-        return sorted(
-            apps,
-            key=lambda a: (
-                -a.top_priority(version) if by_priority else 0,
-                _app_share(a, cluster),
-                a.submission_time,
-                a.app_id,
-            ),
+        return lambda a: (
+            -a.top_priority(version) if by_priority else 0,
+            _app_share(a, cluster),
+            a.submission_time,
+            a.app_id,
         )
-    return sorted(
-        apps,
-        key=lambda a: (-a.top_priority(version) if by_priority else 0, a.submission_time, a.app_id),
-    )
+    return lambda a: (-a.top_priority(version) if by_priority else 0, a.submission_time, a.app_id)
+
+
+def order_applications(leaf: Queue, version: int, cluster: Mapping[str, int]) -> ApplicationOrder:
+    """The leaf's applications with pending asks, in the order they are served."""
+    return ApplicationOrder(leaf.pending_apps.values(), application_key(leaf, version, cluster))
 
 
 def app_order_depends_on_usage(leaf: Queue) -> bool:

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 
 from core.config.schema import APPLICATION_SORT_POLICY, APPLICATION_SORT_PRIORITY, ChildTemplate, Limit
 from core.objects.application import Application
+from core.objects.application_order import ApplicationOrder
 from core.resources import Resource, format_amount
 
 FIFO = "fifo"
@@ -78,7 +79,7 @@ class Queue:
         self.apps: dict[str, Application] = {}
         # Leaf only: applications with asks, and their cached order (None: sort again).
         self.pending_apps: dict[str, Application] = {}
-        self.order: list[Application] | None = None
+        self.order: ApplicationOrder | None = None
         self.order_version = -1  # the change counter the order was computed at
 
     # -- tree ----------------------------------------------------------------------------
