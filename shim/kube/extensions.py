@@ -37,9 +37,6 @@ class Extras:
     stoppers: list[Any] = field(default_factory=list)
 
 
-_EXTRAS: dict[int, Extras] = {}
-
-
 def _available(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
@@ -115,6 +112,7 @@ def register_webhooks(op: HerderOperator, registry: kopf.OperatorRegistry, setti
         port=port,
         certfile=op.options.webhook_cert,
         keyfile=op.options.webhook_key,
+        cert_dir=op.options.webhook_cert_dir,
         insecure=op.options.webhook_insecure,
         addr=op.options.webhook_addr,
         deps=deps,
@@ -142,7 +140,8 @@ def _start_status(op: HerderOperator, extras: Extras) -> None:
 
 async def started(op: HerderOperator) -> None:
     """After the initial sync (kopf's startup handler): start REST and the status writers."""
-    extras = _EXTRAS.setdefault(id(op), Extras())
+    extras = Extras()
+    op.extras = extras
     if op.options.rest_port is not None:
         rest = RestThread(op, op.options.rest_host, op.options.rest_port)
         await asyncio.to_thread(rest.start)
@@ -153,8 +152,8 @@ async def started(op: HerderOperator) -> None:
 
 async def stopped(op: HerderOperator) -> None:
     """kopf's cleanup handler, after the operator stopped: stop what `started` started."""
-    extras = _EXTRAS.pop(id(op), None)
-    if extras is None:
+    extras, op.extras = op.extras, None
+    if not isinstance(extras, Extras):
         return
     for stopper in reversed(extras.stoppers):
         try:

@@ -36,7 +36,7 @@ class NodeSync:
         try:
             info = node_to_info(node)
         except ConversionError as error:
-            message = f"Node {node_name(node)} left out of scheduling: {error}"
+            message = f"Node {node_name(node)} refused, Herder keeps the last state it could read (if any): {error}"
             log.warning("%s", message)
             if self._recorder is not None:
                 self._recorder.record(node, "Node", "v1", REFUSED, message)

@@ -69,6 +69,7 @@ class OperatorOptions:
     webhook_port: int | None = None  # None: no admission webhooks
     webhook_cert: str | None = None
     webhook_key: str | None = None
+    webhook_cert_dir: str | None = None  # holding tls.crt and tls.key (the chart's Secret)
     webhook_insecure: bool = False  # plain HTTP, for tests only
     webhook_addr: str | None = None
     extra_settings: Mapping[str, Any] = field(default_factory=dict)  # kopf settings tweaks (tests)
@@ -87,6 +88,7 @@ class HerderOperator:
         self.cache = KubeCache()
         self.bound = 0
         self.rest_port: int | None = None
+        self.extras: Any = None  # what shim/kube/extensions.py started for this replica
         self._dead = threading.Event()  # set by kill(): the replica acts as if its process died
         self._bind_errors: dict[str, BaseException] = {}
 

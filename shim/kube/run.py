@@ -90,8 +90,12 @@ def operator_options(args: argparse.Namespace, namespace: str) -> OperatorOption
         except OSError as error:
             raise RunError(f"cannot read --config {path}: {error.strerror}") from None
     webhook_port = args.webhook_port or None
-    if webhook_port and not (args.webhook_cert and args.webhook_key):
-        raise SettingsError("--webhook-port needs --webhook-cert and --webhook-key (the API server calls it over TLS)")
+    cert_dir = getattr(args, "webhook_cert_dir", None)
+    if webhook_port and not cert_dir and not (args.webhook_cert and args.webhook_key):
+        raise SettingsError(
+            "--webhook-port needs --webhook-cert-dir, or --webhook-cert and --webhook-key (the API server calls it "
+            "over TLS)"
+        )
     return OperatorOptions(
         source=ConfigSource(namespace=namespace, name=args.configmap, fallback=fallback, overrides=overrides),
         identity=args.identity or os.environ.get("POD_NAME") or socket.gethostname(),
@@ -99,6 +103,7 @@ def operator_options(args: argparse.Namespace, namespace: str) -> OperatorOption
         webhook_port=webhook_port,
         webhook_cert=args.webhook_cert,
         webhook_key=args.webhook_key,
+        webhook_cert_dir=cert_dir,
     )
 
 

@@ -88,6 +88,14 @@ def test_unknown_set_option_is_a_usage_error(cluster: Cluster, tmp_path: Path) -
     assert "quota.recycle.dealy: unknown setting" in log.read_text()
 
 
+def test_webhook_port_without_a_certificate_is_a_usage_error(cluster: Cluster, tmp_path: Path) -> None:
+    config = kubeconfig(tmp_path / "kubeconfig", cluster.server.url)
+    log = tmp_path / "herder.log"
+    process = herder("--kubeconfig", str(config), "--webhook-port", "9443", log=log)
+    assert process.wait(timeout=30) == 2
+    assert "--webhook-cert-dir" in log.read_text()
+
+
 def test_unreachable_kubeconfig_is_one_clear_line(tmp_path: Path) -> None:
     log = tmp_path / "herder.log"
     process = herder("--kubeconfig", str(tmp_path / "missing"), log=log)
