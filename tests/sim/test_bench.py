@@ -17,6 +17,7 @@ FIGURES = {
     "placed",
     "pending",
     "pending_reasons",
+    "parked",
     "decisions_per_second",
     "decisions_per_cpu_second",
     "latency_p50_us",
@@ -50,6 +51,7 @@ def test_pods_that_do_not_fit_stay_pending_with_a_reason(capsys: pytest.CaptureF
     run = bench_json(capsys, "--nodes", "3", "--pods", "300")["scheduling"]
     assert 0 < run["placed"] < 300
     assert run["placed"] + run["pending"] == 300
+    assert run["parked"] >= run["pending"]  # each was tried at least once
     # They wait for room: on the nodes or under a queue's max, never for anything else.
     for reason in run["pending_reasons"]:
         assert reason.startswith(("no node fits", "queue ")), reason
@@ -57,11 +59,13 @@ def test_pods_that_do_not_fit_stay_pending_with_a_reason(capsys: pytest.CaptureF
 
 def test_limits_on_every_queue_leave_the_same_pods_placed(capsys: pytest.CaptureFixture[str]) -> None:
     ugm = bench_json(capsys, "--nodes", "20", "--pods", "200", "--users", "10", "--groups", "3")["ugm"]
-    without, limited = ugm["without_limits"], ugm["with_limits"]
-    assert set(without) >= FIGURES and set(limited) >= FIGURES
+    alone, without, limited = ugm["one_user"], ugm["without_limits"], ugm["with_limits"]
+    assert set(alone) >= FIGURES and set(without) >= FIGURES and set(limited) >= FIGURES
+    assert (alone["users"], without["users"], limited["users"]) == (0, 10, 10)
     assert (without["limits"], limited["limits"]) == (False, True)
-    assert without["placed"] == limited["placed"] == 200
+    assert alone["placed"] == without["placed"] == limited["placed"] == 200
     assert isinstance(ugm["overhead_percent"], float)
+    assert isinstance(ugm["overhead_vs_one_user_percent"], float)
 
 
 def test_quota_bench_times_a_full_and_an_incremental_recompute(capsys: pytest.CaptureFixture[str]) -> None:
