@@ -96,11 +96,7 @@ class EmulatorServer:
         """(method, path, user agent) of every request that is not a read, in arrival order."""
 
         async def read() -> list[tuple[str, str, str]]:
-            return [
-                (str(request.method.value), str(request.url.path), str(request.headers.get("User-Agent", "")))
-                for request in list(self.emulator)
-                if isinstance(request, kmock.Request) and str(request.method.value) not in ("GET", "HEAD", "OPTIONS")
-            ]
+            return list(self.emulator.audit)
 
         return self.call(read)
 

@@ -143,6 +143,7 @@ class WebhookRoute:
     mutating: bool
 
 
+_KEEP_REQUESTS = 256
 _OPERATIONS = {enums.action.CREATE: "CREATE", enums.action.UPDATE: "UPDATE", enums.action.DELETE: "DELETE"}
 
 
@@ -156,6 +157,7 @@ class HerderEmulator(kmock.KubernetesEmulator):
     webhook_url: str | None = None  # base URL of Herder's admission webhook server (a Service)
     webhooks: list[WebhookRoute] = attrs.field(factory=list)  # what the webhook configurations route there
     users: dict[str, dict[str, Any]] = attrs.field(factory=dict)  # bearer token -> userInfo
+    audit: list[tuple[str, str, str]] = attrs.field(factory=list)  # (method, path, user agent) of writes
     _versions: Any = attrs.field(factory=lambda: itertools.count(1))
     _writes: asyncio.Lock | None = attrs.field(default=None)
 
@@ -166,6 +168,13 @@ class HerderEmulator(kmock.KubernetesEmulator):
 
     # -- request routing --------------------------------------------------------------------
     async def _handle(self, request: rendering.Request) -> aiohttp.web.StreamResponse:
+        method = str(request.method.value)
+        if method not in ("GET", "HEAD", "OPTIONS"):
+            self.audit.append((method, str(request.url.path), str(request.headers.get("User-Agent", ""))))
+        # kmock matches every request against its reactions by scanning all requests received so
+        # far (quadratic over a long run); only the newest ones are ever matched, so keep those.
+        if len(self._requests) > _KEEP_REQUESTS:
+            del self._requests[: -_KEEP_REQUESTS // 2]
         if request.resource is None or request.action in (enums.action.LIST, enums.action.WATCH):
             return await super()._handle(request)
         if request.action == enums.action.FETCH:
