@@ -23,6 +23,7 @@ import math
 import re
 from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from fractions import Fraction
+from functools import lru_cache
 from typing import Final, TypeVar, overload
 
 VCORE: Final = "vcore"
@@ -91,13 +92,24 @@ def _ceil_checked(value: Fraction, original: object) -> int:
     return result
 
 
+# Pod specs repeat a few quantities ("250m", "1Gi") thousands of times, and exact parsing with
+# fractions costs microseconds: a string's value is kept (a malformed one raises every time).
+@lru_cache(maxsize=4096)
+def _text_value(text: str, milli: bool) -> int:
+    return _ceil_checked(parse_quantity(text) * 1000 if milli else parse_quantity(text), text)
+
+
 def quantity_value(value: str | int | float) -> int:
     """The whole-unit value of a quantity, rounded up (`Value()`): `1Gi` -> 1073741824."""
+    if type(value) is str:
+        return _text_value(value, False)
     return _ceil_checked(parse_quantity(value), value)
 
 
 def quantity_milli(value: str | int | float) -> int:
     """The value in thousandths, rounded up (`MilliValue()`): `250m` -> 250, `2` -> 2000."""
+    if type(value) is str:
+        return _text_value(value, True)
     return _ceil_checked(parse_quantity(value) * 1000, value)
 
 
