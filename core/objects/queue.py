@@ -33,6 +33,7 @@ def _add(target: dict[str, int], delta: Mapping[str, int], sign: int) -> None:
 
 class Queue:
     __slots__ = (
+        "_share",
         "admin_acl",
         "allocated",
         "apps",
@@ -74,6 +75,9 @@ class Queue:
         self.limits: tuple[Limit, ...] = ()
         self.child_template: ChildTemplate | None = None
         self.allocated: dict[str, int] = {}
+        # usage_share with what it was computed from; queues are ordered on every decision
+        # and most of them did not allocate since.
+        self._share: tuple[Mapping[str, int], Resource | None, Resource | None, float] | None = None
         self.pending: dict[str, int] = {}
         self.running_apps = 0
         self.apps: dict[str, Application] = {}
@@ -124,6 +128,7 @@ class Queue:
     def add_allocated(self, res: Mapping[str, int], sign: int = 1) -> None:
         for queue in self.ancestry():
             _add(queue.allocated, res, sign)
+            queue._share = None
 
     def add_pending(self, res: Mapping[str, int], sign: int = 1) -> None:
         for queue in self.ancestry():
@@ -165,10 +170,14 @@ class Queue:
     def usage_share(self, cluster: Mapping[str, int]) -> float:
         """How much of its due this queue uses: the dominant share over guaranteed (or max,
         or the cluster when neither is set). Used to order queues fairly."""
+        known = self._share
+        if known is not None and known[0] is cluster and known[1] is self.guaranteed and known[2] is self.max:
+            return known[3]
         share = 0.0
         base_map: Mapping[str, int] = self.guaranteed or self.max or cluster
         for key, used in self.allocated.items():
             base = base_map.get(key) or cluster.get(key)
             if base and used > 0:
                 share = max(share, used / base)
+        self._share = (cluster, self.guaranteed, self.max, share)
         return share
