@@ -13,8 +13,8 @@ module adds them the way the real API server behaves:
   kubelet's Running phase); faults (5xx, timeouts) can be injected at a chosen rate;
 - `pods/{name}/eviction`: deletes the pod unless a "PodDisruptionBudget" protects it (429);
 - deleting a namespace deletes what lives in it (pods first, as the garbage collector would);
-- pod creation goes through admission webhooks when a URL is registered (as the API server
-  calls Herder's mutating and validating webhooks).
+- pods and ElasticQuotas go through Herder's admission webhooks when they are registered
+  (tests/kube/emulator_admission.py), as the API server calls them.
 
 Every mutation goes through kmock's own code path so watchers see ADDED/MODIFIED/DELETED.
 """
@@ -22,10 +22,8 @@ Every mutation goes through kmock's own code path so watchers see ADDED/MODIFIED
 from __future__ import annotations
 
 import asyncio
-import base64
 import datetime
 import itertools
-import json
 import random
 import uuid
 from collections.abc import Mapping
@@ -35,10 +33,10 @@ from typing import Any
 import aiohttp
 import aiohttp.web
 import attrs
-import jsonpatch  # kmock's own dependency
 import kmock
 from kmock._internal import enums, parsing, rendering
-from kmock._internal.dicts import merge_patch_dict
+
+from tests.kube.emulator_admission import WebhookRoute, admit, status
 
 PODS = kmock.resource("", "v1", "pods")
 NODES = kmock.resource("", "v1", "nodes")
@@ -89,19 +87,6 @@ def now_rfc3339() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def status(code: int, reason: str, message: str) -> aiohttp.web.Response:
-    body = {
-        "apiVersion": "v1",
-        "kind": "Status",
-        "metadata": {},
-        "status": "Success" if code < 400 else "Failure",
-        "code": code,
-        "reason": reason,
-        "message": message,
-    }
-    return aiohttp.web.json_response(body, status=code)
-
-
 @dataclass
 class BindingFaults:
     """Injected failures on pods/binding: `rate` of requests fail, half as 5xx, half as timeouts.
@@ -130,17 +115,6 @@ class BindingRecord:
     name: str
     node: str
     code: int
-
-
-@dataclass(frozen=True, slots=True)
-class WebhookRoute:
-    """One entry of a Validating/MutatingWebhookConfiguration: which requests go to which path."""
-
-    path: str
-    resource: Any
-    kind: str
-    operations: tuple[str, ...]
-    mutating: bool
 
 
 _KEEP_REQUESTS = 256
@@ -187,7 +161,7 @@ class HerderEmulator(kmock.KubernetesEmulator):
             return await self._evict(request)
         operation = _OPERATIONS.get(request.action)
         if operation is not None:
-            refused = await self._admit(request, operation)
+            refused = await admit(self, request, operation)
             if refused is not None:
                 return refused
         async with self._writes:
@@ -227,7 +201,7 @@ class HerderEmulator(kmock.KubernetesEmulator):
             else:
                 state.setdefault("phase", "Pending")
 
-    def _stored(self, resource: Any, namespace: str | None, name: str | None) -> Any:
+    def stored(self, resource: Any, namespace: str | None, name: str | None) -> Any:
         key = (resource, namespace, name)
         if key not in self.objects or self.objects[key].deleted:
             return None
@@ -238,7 +212,7 @@ class HerderEmulator(kmock.KubernetesEmulator):
         if not isinstance(data, Mapping):
             return None
         wanted = (data.get("metadata") or {}).get("resourceVersion")
-        stored = self._stored(request.resource, request.namespace, request.name)
+        stored = self.stored(request.resource, request.namespace, request.name)
         if wanted is None or stored is None:
             return None
         current = (stored.get("metadata") or {}).get("resourceVersion")
@@ -291,7 +265,7 @@ class HerderEmulator(kmock.KubernetesEmulator):
             self.bindings.append(BindingRecord(str(namespace), name, node, 500))
             return status(500, "InternalError", "injected fault: etcdserver: request timed out")
         async with self._writes:  # type: ignore[union-attr]
-            stored = self._stored(PODS, namespace, name)
+            stored = self.stored(PODS, namespace, name)
             if stored is None:
                 code, answer = 404, status(404, "NotFound", f'pods "{name}" not found')
             elif (stored.get("spec") or {}).get("nodeName"):
@@ -324,7 +298,7 @@ class HerderEmulator(kmock.KubernetesEmulator):
     async def _evict(self, request: rendering.Request) -> aiohttp.web.StreamResponse:
         namespace, name = request.namespace, str(request.name)
         async with self._writes:  # type: ignore[union-attr]
-            if self._stored(PODS, namespace, name) is None:
+            if self.stored(PODS, namespace, name) is None:
                 return status(404, "NotFound", f'pods "{name}" not found')
             if (namespace, name) in self.protected:
                 return status(
@@ -332,76 +306,3 @@ class HerderEmulator(kmock.KubernetesEmulator):
                 )
             await self._remove(PODS, namespace, name)
         return status(201, "Created", "evicted")
-
-    # -- admission --------------------------------------------------------------------------
-    def _user_info(self, headers: Mapping[str, str]) -> dict[str, Any]:
-        auth = headers.get("Authorization") or headers.get("authorization") or ""
-        token = auth.split(" ", 1)[1] if " " in auth else ""
-        return self.users.get(token, {"username": "system:anonymous", "groups": ["system:unauthenticated"]})
-
-    def _routes(self, request: rendering.Request, operation: str) -> list[WebhookRoute]:
-        if self.webhook_url is None or request.subresource is not None:
-            return []
-        matching = [r for r in self.webhooks if r.resource == request.resource and operation in r.operations]
-        return sorted(matching, key=lambda r: not r.mutating)  # mutating webhooks first, as the API server
-
-    async def _admit(self, request: rendering.Request, operation: str) -> aiohttp.web.StreamResponse | None:
-        """Call the webhooks registered for this request as the API server does (failurePolicy: Fail).
-
-        Mutations are applied to a CREATE's body; an UPDATE or DELETE is only validated.
-        """
-        routes = self._routes(request, operation)
-        if not routes:
-            return None
-        stored = self._stored(request.resource, request.namespace, request.name) if request.name else None
-        old = dict(stored.raw) if stored is not None else None
-        if operation == "CREATE":
-            new: Any = request.data
-            if isinstance(new, dict) and request.namespace and not (new.get("metadata") or {}).get("namespace"):
-                new.setdefault("metadata", {})["namespace"] = request.namespace
-        elif operation == "UPDATE" and old is not None and isinstance(request.data, Mapping):
-            new = dict(merge_patch_dict(old, request.data))
-        else:
-            new = None
-        user = self._user_info(request.headers)
-        for route in routes:
-            review = {
-                "apiVersion": "admission.k8s.io/v1",
-                "kind": "AdmissionReview",
-                "request": {
-                    "uid": str(uuid.uuid4()),
-                    "kind": {"group": request.resource.group, "version": request.resource.version, "kind": route.kind},
-                    "resource": {
-                        "group": request.resource.group,
-                        "version": request.resource.version,
-                        "resource": request.resource.plural,
-                    },
-                    "namespace": request.namespace,
-                    "name": request.name,
-                    "operation": operation,
-                    "userInfo": user,
-                    "object": new,
-                    "oldObject": old,
-                    "dryRun": False,
-                    "options": {},
-                },
-            }
-            try:
-                async with aiohttp.ClientSession() as session:
-                    url = f"{self.webhook_url}/{route.path}"
-                    async with session.post(url, json=review, timeout=aiohttp.ClientTimeout(total=10)) as answer:
-                        if answer.status != 200:
-                            raise aiohttp.ClientError(f"webhook answered {answer.status}")
-                        verdict = (await answer.json()).get("response") or {}
-            except (aiohttp.ClientError, TimeoutError) as error:
-                return status(500, "InternalError", f'failed calling webhook "{route.path}": {error}')
-            if not verdict.get("allowed", False):
-                result = verdict.get("status") or {}
-                code = int(result.get("code") or 400)
-                return status(code, "Forbidden" if code == 403 else "BadRequest", str(result.get("message") or ""))
-            if verdict.get("patch") and operation == "CREATE" and isinstance(new, dict):
-                operations = json.loads(base64.b64decode(verdict["patch"]))
-                patched = jsonpatch.apply_patch(new, operations, in_place=False)
-                new.clear()
-                new.update(patched)
-        return None

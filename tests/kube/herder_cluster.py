@@ -33,7 +33,8 @@ from tests.kube.emulator import (
     node_body,
     replica_options,
 )
-from tests.kube.emulator_api import PODS, QUOTAS, WebhookRoute
+from tests.kube.emulator_admission import WebhookRoute
+from tests.kube.emulator_api import PODS, QUOTAS
 
 ROOT = Path(__file__).resolve().parents[2]
 QUEUES = ROOT / "e2e" / "queues.yaml"
