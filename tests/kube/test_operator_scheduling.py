@@ -102,3 +102,20 @@ def test_kopf_writes_nothing_and_herder_writes_pods_only_through_subresources(cl
     assert to_pods_or_nodes
     for method, path in to_pods_or_nodes:
         assert (method, path.rsplit("/", 1)[-1]) in {("POST", "binding"), ("POST", "eviction"), ("PATCH", "status")}
+
+
+def test_cordoned_and_deleted_nodes_get_no_new_pods(cluster: Cluster) -> None:
+    herder = cluster.start_herder()
+    cluster.core.patch_node("node-0", {"spec": {"unschedulable": True}})
+    cluster.core.delete_node("node-1")
+    eventually(
+        lambda: (
+            {n["nodeID"]: n["schedulable"] for n in herder.scheduler.nodes_document()}
+            == {"node-0": False, "node-2": True}
+        ),
+        "node-0 cordoned and node-1 gone in the core",
+    )
+    cluster.create_namespace("batch")
+    names = cluster.create_pods("batch", 5, cpu="1")
+    eventually(lambda: sum(1 for n in names if cluster.node_of("batch", n)) == 4, "node-2 filled")
+    assert {cluster.node_of("batch", n) for n in names} == {"node-2", None}
