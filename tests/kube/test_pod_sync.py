@@ -173,3 +173,16 @@ def test_reconcile_forgets_pods_gone_before_the_listing_but_keeps_newer_ones(wor
     pods.apply(pod("newer", node="node-1", phase="Running"))
     assert pods.reconcile([pod("kept", node="node-0", phase="Running")], listing_started) == 1
     assert scheduler.queue_document("root")["allocatedResource"]["vcore"] == 2000
+
+
+def test_fixing_a_malformed_namespace_annotation_lets_its_waiting_pods_run(world: Any) -> None:
+    scheduler, pods, _, _ = world
+    broken = {"metadata": {"name": "ml", "annotations": {"yunikorn.apache.org/namespace.quota": "{cpu: 2"}}}
+    pods.namespace_changed(broken)
+    pods.apply(pod("job"))
+    assert scheduler.schedule() == 0
+    assert "namespace.quota" in (scheduler.pending_reason("uid-job") or "")
+    fixed = {"metadata": {"name": "ml", "annotations": {"yunikorn.apache.org/namespace.quota": '{"cpu": "2"}'}}}
+    pods.namespace_changed(fixed)
+    assert scheduler.schedule() == 1
+    assert scheduler.queue_document("root.ml")["maxResource"]["vcore"] == 2000
