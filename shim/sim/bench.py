@@ -13,9 +13,10 @@ and only those calls are timed. The world is deterministic (fixed seeds, no cloc
 - pods: 25 per application, four sizes (1/4, 1, 4 and 8 cores with a GPU), priorities 0, 100
   and 1000, one in five with a zone nodeSelector.
 
-Figures: decisions/s (pods placed over the time spent in `schedule()`), the p50/p99 of the
-core's own `decision_latency`, setup time, and memory as `ru_maxrss` growth from just before
-setup to the end (the process's resident-set peak: it includes NumPy and every object built).
+Figures: decisions/s (pods placed over the wall time spent in `schedule()`, and over its CPU
+time, steadier on a shared machine), the p50/p99 of the core's own `decision_latency`, pods
+tried and parked, setup time, and memory as `ru_maxrss` growth from just before setup to the
+end (the process's resident-set peak: it includes NumPy and every object built).
 Several configurations in one command (`--sweep`, `--users`) each run in a fresh interpreter,
 so one run's garbage and peak never shows in another's figures.
 """
