@@ -52,12 +52,19 @@ def weighted_shares(amount: int, weights: Mapping[str, int]) -> dict[str, int]:
     """Split `amount` units by weight into integers summing to `amount`: largest remainder, ties by name."""
     total = sum(weights.values())
     if amount <= 0 or total <= 0:
-        return {name: 0 for name in weights}
-    shares = {name: amount * w // total for name, w in weights.items()}
-    left = amount - sum(shares.values())
-    by_remainder = sorted(weights, key=lambda n: (-(amount * weights[n] % total), n))
-    for name in by_remainder[:left]:
-        shares[name] += 1
+        return dict.fromkeys(weights, 0)
+    shares: dict[str, int] = {}
+    by_remainder: list[tuple[int, str]] = []
+    left = amount
+    for name, weight in weights.items():
+        share, remainder = divmod(amount * weight, total)
+        shares[name] = share
+        left -= share
+        by_remainder.append((-remainder, name))
+    if left:
+        by_remainder.sort()
+        for _, name in by_remainder[:left]:
+            shares[name] += 1
     return shares
 
 
@@ -76,33 +83,35 @@ def distribute(
         # Enough for every request: borrowers get theirs, a zero weight only up to its min.
         return {n: r if weights.get(n, 0) > 0 else min(r, mins[n]) for n, r in requests.items()}
     given: dict[str, int] = {}
-    hungry: list[str] = []
+    hungry: list[tuple[float, str, int, int]] = []  # (room per unit of weight, name, room, weight)
     left = pool
     for name, wanted in requests.items():
         floor = mins[name]
         granted = wanted if wanted < floor else floor
         given[name] = granted
         left -= granted
-        if granted < wanted and weights.get(name, 0) > 0:
-            hungry.append(name)
+        if granted < wanted:
+            weight = weights.get(name, 0)
+            if weight > 0:
+                room = wanted - granted
+                hungry.append((room / weight, name, room, weight))
     if left <= 0 or not hungry:
         return given
     # Water-filling in one pass: a child whose proportional share of what is left would exceed
     # its room is capped at its room, and what it leaves is shared again among the rest. Taking
     # children by room per unit of weight, smallest first, caps exactly those the repeated
     # re-sharing would cap; the rest share what is left once, by largest remainder.
-    rooms = {name: requests[name] - given[name] for name in hungry}
-    hungry.sort(key=lambda n: (rooms[n] / weights[n], n))
-    total = sum(weights[name] for name in hungry)
-    for index, name in enumerate(hungry):
-        if rooms[name] * total > left * weights[name]:
-            rest = hungry[index:]
-            for other, share in weighted_shares(left, {n: weights[n] for n in rest}).items():
+    hungry.sort()
+    total = sum(entry[3] for entry in hungry)
+    for index, (_, name, room, weight) in enumerate(hungry):
+        if room * total > left * weight:
+            rest = {entry[1]: entry[3] for entry in hungry[index:]}
+            for other, share in weighted_shares(left, rest).items():
                 given[other] += share
             return given
-        given[name] += rooms[name]
-        left -= rooms[name]
-        total -= weights[name]
+        given[name] += room
+        left -= room
+        total -= weight
     return given
 
 
