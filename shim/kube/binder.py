@@ -20,8 +20,8 @@ RETRY = "retry"
 GONE = "gone"
 FAILED = "failed"
 
-PostBinding = Callable[[str, str, str], None]
-"""post_binding(namespace, pod_name, node_name); raises on an API error."""
+PostBinding = Callable[[str, str, str, str], None]
+"""post_binding(namespace, pod_name, node_name, pod_key); raises on an API error."""
 
 Locate = Callable[[str], "tuple[str, str] | None"]
 """locate(pod_key) -> (namespace, name), or None when the pod is no longer known."""
@@ -113,7 +113,7 @@ class Binder:
                 return
             namespace, name = where
             try:
-                self._post(namespace, name, node)
+                self._post(namespace, name, node, key)
             except Exception as error:
                 verdict = classify(error)
                 if verdict == RETRY and attempt < self._policy.attempts:

@@ -108,7 +108,7 @@ class HerderOperator:
                 "the --config file" if source.fallback else "the default configuration",
             )
 
-        writer = KubeWriter(api_client, timeout=options.bind_timeout)
+        writer = KubeWriter(api_client, timeout=options.bind_timeout, pool_size=settings.bind_workers + 2)
         self._writer = writer
         self.binder = Binder(
             self._post_binding,
@@ -241,13 +241,15 @@ class HerderOperator:
         asyncio.run(operate())
 
     # -- the binder's and evictor's API calls ------------------------------------------------
-    def _post_binding(self, namespace: str, name: str, node: str) -> None:
+    def _post_binding(self, namespace: str, name: str, node: str, pod: str) -> None:
         if self._dead.is_set():
             raise ConnectionError("this replica is stopped")
         began = time.monotonic()
         key = f"{namespace}/{name}"
+        cached = self.cache.pod(pod)
+        uid = ((cached or {}).get("metadata") or {}).get("uid")
         try:
-            self._writer.post_binding(namespace, name, node)
+            self._writer.post_binding(namespace, name, node, uid=str(uid) if uid else None)
         except Exception as error:
             self._bind_errors[key] = error
             raise

@@ -9,7 +9,8 @@ module adds them the way the real API server behaves:
   a pod created with `spec.nodeName` starts Running (as the kubelet would make it);
 - patch: a `metadata.resourceVersion` in the body must match the stored one (409 otherwise);
   every write gets a new resourceVersion;
-- `pods/{name}/binding`: 409 when the pod is already bound, else sets `spec.nodeName` (and the
+- `pods/{name}/binding`: 409 when the pod is already bound or the Binding's `metadata.uid`
+  names another pod of that name, else sets `spec.nodeName` (and the
   kubelet's Running phase); faults (5xx, timeouts) can be injected at a chosen rate;
 - `pods/{name}/eviction`: deletes the pod unless a "PodDisruptionBudget" protects it (429);
 - deleting a namespace deletes what lives in it (pods first, as the garbage collector would);
@@ -107,6 +108,12 @@ class BindingFaults:
         if self.rate <= 0 or self._random.random() >= self.rate:
             return None
         return self._random.choice(("error", "timeout-applied", "timeout-lost"))
+
+
+def _uid_mismatch(binding: Any, stored: Any) -> bool:
+    """A Binding naming a uid (a precondition) for a pod that now has another one."""
+    wanted = ((binding or {}).get("metadata") or {}).get("uid") if isinstance(binding, Mapping) else None
+    return bool(wanted) and wanted != (stored.get("metadata") or {}).get("uid")
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,6 +275,12 @@ class HerderEmulator(kmock.KubernetesEmulator):
             stored = self.stored(PODS, namespace, name)
             if stored is None:
                 code, answer = 404, status(404, "NotFound", f'pods "{name}" not found')
+            elif _uid_mismatch(request.data, stored):
+                why = (
+                    f'Operation cannot be fulfilled on pods/binding "{name}": the UID in the precondition does '
+                    "not match the UID in record; the object might have been deleted and then recreated"
+                )
+                code, answer = 409, status(409, "Conflict", why)
             elif (stored.get("spec") or {}).get("nodeName"):
                 bound_to = stored["spec"]["nodeName"]
                 code, answer = 409, status(409, "Conflict", f"pod {name} is already assigned to node {bound_to!r}")

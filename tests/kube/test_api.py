@@ -12,6 +12,7 @@ import pytest
 from kubernetes import client
 
 from shim.kube.api import KubeWriter
+from tests.kube.emulator import EmulatorServer, namespace_body, node_body
 
 
 class Recorder(BaseHTTPRequestHandler):
@@ -63,3 +64,36 @@ def test_pdb_refusal_surfaces_as_status_429(writer: KubeWriter) -> None:
     with pytest.raises(client.ApiException) as refused:
         writer.post_eviction("team", "web-1")
     assert refused.value.status == 429
+
+
+def test_binding_carries_the_pods_uid_as_precondition(writer: KubeWriter) -> None:
+    writer.post_binding("team", "web-1", "node-7", uid="0b7c-uid")
+    [(_, _, body)] = Recorder.requests
+    assert body["metadata"] == {"name": "web-1", "namespace": "team", "uid": "0b7c-uid"}
+
+
+def test_binding_refusal_surfaces_as_api_exception_with_status(writer: KubeWriter) -> None:
+    Recorder.answer = 409
+    with pytest.raises(client.ApiException) as refused:
+        writer.post_binding("team", "web-1", "node-7", uid="0b7c-uid")
+    assert refused.value.status == 409
+
+
+def test_a_pod_recreated_under_the_same_name_never_receives_the_old_pods_binding() -> None:
+    with EmulatorServer() as server:
+        core = client.CoreV1Api(server.api_client())
+        core.create_node(node_body("node-1"))
+        core.create_namespace(namespace_body("team"))
+        pod = {"metadata": {"name": "web-1"}, "spec": {"schedulerName": "herder", "containers": [{"name": "c"}]}}
+        old_uid = core.create_namespaced_pod("team", pod).metadata.uid
+        core.delete_namespaced_pod("web-1", "team")
+        new_uid = core.create_namespaced_pod("team", pod).metadata.uid
+        writer = KubeWriter(server.api_client(), timeout=5)
+
+        with pytest.raises(client.ApiException) as stale:
+            writer.post_binding("team", "web-1", "node-1", uid=old_uid)
+        assert stale.value.status == 409
+        assert core.read_namespaced_pod("web-1", "team").spec.node_name is None
+
+        writer.post_binding("team", "web-1", "node-1", uid=new_uid)
+        assert core.read_namespaced_pod("web-1", "team").spec.node_name == "node-1"

@@ -26,7 +26,7 @@ class FlakyApiServer:
         self._failure_rate = failure_rate
         self._lock = threading.Lock()
 
-    def post_binding(self, namespace: str, name: str, node: str) -> None:
+    def post_binding(self, namespace: str, name: str, node: str, key: str) -> None:
         with self._lock:
             self.posts[(namespace, name)] = self.posts.get((namespace, name), 0) + 1
             if self._random.random() < self._failure_rate:

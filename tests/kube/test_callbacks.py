@@ -31,7 +31,7 @@ def test_a_placed_pod_is_bound_once_and_an_eviction_reaches_the_api() -> None:
     binder.shutdown()
     callbacks.evict(allocation, "quota reclaim")
     evictor.shutdown()
-    assert posts == [("team", "web-1", "node-1"), ("evict", "team", "web-1")]
+    assert posts == [("team", "web-1", "node-1", "uid-1"), ("evict", "team", "web-1")]
 
 
 def test_events_beyond_the_backlog_are_counted_not_blocking() -> None:
