@@ -24,31 +24,25 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from core import dao
+from core import dao, lifecycle
 from core.callbacks import Callbacks
 from core.config import ConfigError, default_config, validate_config
 from core.config.schema import DEFAULT_PARTITION, SchedulerConfig
 from core.config.settings import Settings
 from core.cycle import allocate_one, request_eviction
 from core.elastic.manager import QuotaStatus
-from core.elastic.spec import DEFAULT_QUOTA, ElasticQuotaSpec
-from core.events import APPLICATION, CONFIG, NODE, QUOTA, REQUEST, EventRing, SchedulingEvent
+from core.elastic.spec import ElasticQuotaSpec
+from core.events import CONFIG, NODE, QUOTA, REQUEST, EventRing, SchedulingEvent
+from core.lifecycle import COMPLETING_TIMEOUT, RECOVERY_QUEUE
 from core.metrics import SchedulerMetrics
-from core.objects.application import Application
-from core.objects.application_state import AppState
 from core.objects.ask import Allocation, Ask
 from core.objects.node import Node
 from core.objects.node_info import NodeInfo
-from core.objects.queue import Queue
-from core.policies import app_order_depends_on_usage
 from core.resources import Resource
-from core.state import CoreState, Unplaced
+from core.state import CoreState
 from core.ugm.documents import UsageSample
 
-__all__ = ["Callbacks", "Scheduler"]
-
-RECOVERY_QUEUE = "root.@recovery@"
-COMPLETING_TIMEOUT = 30.0  # seconds an application stays Completing before it is Completed
+__all__ = ["COMPLETING_TIMEOUT", "RECOVERY_QUEUE", "Callbacks", "Scheduler"]
 
 
 class Scheduler:
@@ -121,9 +115,7 @@ class Scheduler:
             when = self._now(now)
             if problems:
                 state.metrics.config_refused += 1
-                state.emit(
-                    SchedulingEvent(when, CONFIG, "queues.yaml", "ConfigRefused", "; ".join(problems))
-                )
+                state.emit(SchedulingEvent(when, CONFIG, "queues.yaml", "ConfigRefused", "; ".join(problems)))
                 raise ConfigError(problems)
             state.config = config
             before = {app.app_id: app.queue_path for app in state.partition.applications.values()}
@@ -136,7 +128,7 @@ class Scheduler:
             if config.warnings:
                 applied += "; warnings: " + "; ".join(config.warnings)
             state.emit(SchedulingEvent(when, CONFIG, "queues.yaml", "ConfigApplied", applied))
-            self._retry_unplaced(state, when)
+            lifecycle.retry_unplaced(state, when)
             self._changed(state)
 
     @staticmethod
@@ -175,7 +167,7 @@ class Scheduler:
             for key, allocation in list(state.waiting_for_node.items()):
                 if allocation.node_id == info.node_id:
                     del state.waiting_for_node[key]
-                    self._add_allocation_locked(state, allocation, self._now(now))
+                    lifecycle.add_allocation(state, allocation, self._now(now))
             self._capacity_changed(state, old_capacity, info.capacity)
             self._changed(state)
 
@@ -187,7 +179,7 @@ class Scheduler:
                 return
             when = self._now(now)
             for key in list(node.allocations) + list(node.foreign):
-                self._release_locked(state, key, when)
+                lifecycle.release(state, key, when)
             del state.partition.nodes[node_id]
             state.partition.node_index.remove(node_id)
             state.emit(SchedulingEvent(when, NODE, node_id, "NodeRemoved"))
@@ -210,266 +202,29 @@ class Scheduler:
             if previous is not None:
                 if previous.asks.get(ask.key) == ask:
                     return
-                self._remove_ask_locked(state, ask.key, when)
+                lifecycle.remove_ask(state, ask.key, when)
             state.unplaced.pop(ask.key, None)
-            self._queue_ask(state, ask, when)
+            lifecycle.queue_ask(state, ask, when)
             self._work.set()
-
-    def _queue_ask(self, state: CoreState, ask: Ask, now: float) -> None:
-        if ask.problems:
-            self._unplace(state, ask, "; ".join(ask.problems), now)
-            return
-        quota = state.quotas.resolve(ask.namespace, ask.quota)
-        problem = state.quotas.pod_problem(ask.namespace, ask.quota)
-        if problem:
-            self._unplace(state, ask, problem, now)
-            return
-        app = self._application_for(state, ask, now)
-        if app is None:
-            return
-        queue = state.partition.find_queue(app.queue_path)
-        assert queue is not None
-        app.add_ask(ask)
-        if app.state is AppState.NEW:
-            app.transition(AppState.ACCEPTED, now)
-        elif app.state is AppState.COMPLETING:
-            app.transition(AppState.RUNNING, now)
-        queue.add_pending(ask.resource)
-        queue.pending_apps[app.app_id] = app
-        queue.order = None
-        state.ask_app[ask.key] = app
-        state.ask_quota[ask.key] = quota
-        state.quotas.add_request(ask.key, quota, ask.resource, ask.preemptible)
-        if quota != DEFAULT_QUOTA:
-            state.bump()  # a larger request can raise the quota's runtime for its parked pods
-
-    def _application_for(self, state: CoreState, ask: Ask, now: float) -> Application | None:
-        partition = state.partition
-        app = partition.applications.get(ask.application_id)
-        if app is not None and app.state not in (AppState.COMPLETED, AppState.FAILED, AppState.REJECTED):
-            return app
-        queue, reason = partition.place(ask)
-        if queue is None:
-            if not any(entry[0] == ask.application_id for entry in state.rejected_apps):
-                # Once per application, not once per pod (or per retry after a config change).
-                state.metrics.apps_rejected += 1
-                state.rejected_apps.append((ask.application_id, ask.queue or "", reason, now))
-                state.emit(SchedulingEvent(now, APPLICATION, ask.application_id, "Rejected", reason))
-            self._unplace(state, ask, reason, now)
-            return None
-        queue.draining = False
-        app = Application(ask.application_id, queue.path, ask.user, dict(ask.tags), now)
-        partition.applications[app.app_id] = app
-        queue.apps[app.app_id] = app
-        state.metrics.apps_submitted += 1
-        state.emit(SchedulingEvent(now, APPLICATION, app.app_id, "Accepted", f"placed in queue {queue.path}"))
-        return app
-
-    def _unplace(self, state: CoreState, ask: Ask, reason: str, now: float) -> None:
-        state.unplaced[ask.key] = Unplaced(ask, reason)
-        if state.reasons.get(ask.key) != reason:
-            state.reasons[ask.key] = reason
-            state.emit(
-                SchedulingEvent(
-                    now, REQUEST, ask.key, "Unschedulable", reason, ask.application_id, ask.display_name
-                )
-            )
-
-    def _retry_unplaced(self, state: CoreState, now: float) -> None:
-        waiting = list(state.unplaced.values())
-        state.unplaced.clear()
-        for item in waiting:
-            self._queue_ask(state, item.ask, now)
 
     def remove_ask(self, key: str, now: float | None = None) -> None:
         """A pending pod was deleted (or was bound by someone else)."""
         with self._locked() as state:
-            self._remove_ask_locked(state, key, self._now(now))
+            lifecycle.remove_ask(state, key, self._now(now))
             self._changed(state)
-
-    def _remove_ask_locked(self, state: CoreState, key: str, now: float) -> None:
-        state.reasons.pop(key, None)
-        state.preempting.pop(key, None)
-        if state.unplaced.pop(key, None) is not None:
-            return
-        app = state.ask_app.pop(key, None)
-        if app is None:
-            return
-        ask = app.remove_ask(key)
-        queue = state.partition.find_queue(app.queue_path)
-        if ask is not None and queue is not None:
-            queue.add_pending(ask.resource, -1)
-            if not app.asks:
-                queue.pending_apps.pop(app.app_id, None)
-            queue.order = None
-        state.ask_quota.pop(key, None)
-        state.quotas.remove_request(key)
-        self._settle(state, app, now)
 
     # -- allocations ---------------------------------------------------------------------
     def add_allocation(self, allocation: Allocation, now: float | None = None) -> None:
         """A pod already on a node: Herder's own (recovery) or another scheduler's (foreign)."""
         with self._locked() as state:
-            self._add_allocation_locked(state, allocation, self._now(now))
+            lifecycle.add_allocation(state, allocation, self._now(now))
             self._changed(state)
-
-    def _add_allocation_locked(self, state: CoreState, allocation: Allocation, now: float) -> None:
-        key = allocation.key
-        if key in state.allocations or key in state.foreign:
-            return
-        partition = state.partition
-        node = partition.nodes.get(allocation.node_id)
-        if node is None:
-            state.waiting_for_node[key] = allocation
-            return
-        if allocation.foreign or allocation.ask is None:
-            node.add(allocation)
-            partition.node_index.refresh(node)
-            state.foreign[key] = allocation
-            self._foreign_changed(state)
-            return
-        self._remove_ask_locked(state, key, now)
-        self._recover(state, allocation, node, now)
-
-    def _recover(self, state: CoreState, allocation: Allocation, node: Node, now: float) -> None:
-        ask = allocation.ask
-        assert ask is not None
-        partition = state.partition
-        app = self._application_for(state, ask, now)
-        if app is None:
-            # The pod runs already: its usage must count even when no rule places it.
-            state.unplaced.pop(ask.key, None)
-            state.reasons.pop(ask.key, None)
-            recovery = partition.find_queue(RECOVERY_QUEUE) or partition._recreate_path(
-                RECOVERY_QUEUE, draining=False
-            )
-            app = partition.applications.get(ask.application_id)
-            if app is None or app.queue_path != recovery.path:
-                app = Application(ask.application_id, recovery.path, ask.user, dict(ask.tags), now)
-                partition.applications[app.app_id] = app
-                recovery.apps[app.app_id] = app
-        queue_or_none = partition.find_queue(app.queue_path)
-        assert queue_or_none is not None
-        queue: Queue = queue_or_none
-        allocation = Allocation(
-            key=allocation.key,
-            node_id=allocation.node_id,
-            resource=allocation.resource,
-            priority=allocation.priority,
-            allocation_time=allocation.allocation_time,
-            request_time=allocation.request_time,
-            application_id=app.app_id,
-            name=allocation.name,
-            ask=ask,
-            queue_path=queue.path,
-        )
-        first = not app.is_running
-        state.ugm.increase_tracked_resource(queue.path, app.app_id, allocation.resource, app.user, force=True)
-        node.add(allocation)
-        partition.node_index.refresh(node)
-        app.add_allocation(allocation)
-        queue.add_allocated(allocation.resource)
-        if first:
-            queue.add_running_app()
-        if app.state in (AppState.NEW, AppState.ACCEPTED):
-            app.transition(AppState.STARTING, now)
-            app.transition(AppState.RUNNING, now)
-        elif app.state is AppState.COMPLETING:
-            app.transition(AppState.RUNNING, now)
-        quota = state.quotas.resolve(ask.namespace, ask.quota)
-        state.ask_quota[ask.key] = quota
-        state.quotas.add_request(ask.key, quota, ask.resource, ask.preemptible)
-        state.quotas.allocate(
-            ask.key, quota, ask.resource, ask.preemptible, ask.priority, allocation.allocation_time
-        )
-        state.allocations[ask.key] = allocation
-
-    @staticmethod
-    def _foreign_changed(state: CoreState) -> None:
-        used: dict[str, int] = {}
-        for allocation in state.foreign.values():
-            for key, val in allocation.resource.items():
-                used[key] = used.get(key, 0) + val
-        state.quotas.set_foreign_used(Resource(used))
 
     def release_allocation(self, key: str, now: float | None = None) -> None:
         """The pod finished or was deleted, or its bind failed: every tracker rolls back."""
         with self._locked() as state:
-            self._release_locked(state, key, self._now(now))
+            lifecycle.release(state, key, self._now(now))
             self._changed(state)
-
-    def _release_locked(self, state: CoreState, key: str, now: float) -> None:
-        state.evicting.discard(key)
-        state.waiting_for_node.pop(key, None)
-        partition = state.partition
-        foreign = state.foreign.pop(key, None)
-        if foreign is not None:
-            node = partition.nodes.get(foreign.node_id)
-            if node is not None:
-                node.remove(key)
-                partition.node_index.refresh(node)
-            self._foreign_changed(state)
-            return
-        allocation = state.allocations.pop(key, None)
-        if allocation is None:
-            self._remove_ask_locked(state, key, now)
-            return
-        node = partition.nodes.get(allocation.node_id)
-        if node is not None:
-            node.remove(key)
-            partition.node_index.refresh(node)
-        app = partition.applications.get(allocation.application_id)
-        if app is not None and app.remove_allocation(key) is not None:
-            queue = partition.find_queue(app.queue_path)
-            if queue is not None:
-                queue.add_allocated(allocation.resource, -1)
-                if not app.is_running:
-                    queue.add_running_app(-1)
-                if app.app_id in queue.pending_apps and app_order_depends_on_usage(queue):
-                    queue.order = None
-            state.ugm.decrease_tracked_resource(
-                app.queue_path, app.app_id, allocation.resource, app.user, not app.is_running
-            )
-            self._settle(state, app, now)
-        state.quotas.release(key)
-        state.quotas.remove_request(key)
-        state.ask_quota.pop(key, None)
-        state.metrics.releases += 1
-
-    def _settle(self, state: CoreState, app: Application, now: float) -> None:
-        """An application with nothing left pending or running starts completing; one that was
-        starting and has nothing left to wait for is running."""
-        if app.asks:
-            return
-        if app.allocations:
-            if app.state is AppState.STARTING:
-                app.transition(AppState.RUNNING, now)
-            return
-        if app.state in (AppState.ACCEPTED, AppState.STARTING, AppState.RUNNING):
-            app.transition(AppState.COMPLETING, now)
-        elif app.state is AppState.FAILING:
-            app.transition(AppState.FAILED, now)
-            self._retire(state, app, now)
-        elif app.state is AppState.NEW:
-            self._retire(state, app, now)
-
-    def _retire(self, state: CoreState, app: Application, now: float) -> None:
-        partition = state.partition
-        partition.applications.pop(app.app_id, None)
-        queue = partition.find_queue(app.queue_path)
-        if queue is not None:
-            queue.apps.pop(app.app_id, None)
-            queue.pending_apps.pop(app.app_id, None)
-            partition.prune(queue)
-        app.finished_time = now
-        state.finished_apps.append(app)
-
-    def _expire_completing(self, state: CoreState, now: float) -> None:
-        for app in list(state.partition.applications.values()):
-            if app.state is AppState.COMPLETING and now - app.state_time >= COMPLETING_TIMEOUT:
-                app.transition(AppState.COMPLETED, now)
-                state.emit(SchedulingEvent(now, APPLICATION, app.app_id, "Completed"))
-                self._retire(state, app, now)
 
     def eviction_failed(self, key: str, reason: str, now: float | None = None) -> None:
         """The shim could not evict (a PodDisruptionBudget said no): the recycler moves on."""
@@ -498,7 +253,7 @@ class Scheduler:
                 raise
             state.emit(SchedulingEvent(when, QUOTA, spec.name, "QuotaApplied"))
             self._reresolve_quotas(state)
-            self._retry_unplaced(state, when)  # a pod refused for naming a parent quota may fit now
+            lifecycle.retry_unplaced(state, when)  # a pod refused for naming a parent quota may fit now
             self._changed(state)
 
     def remove_quota(self, name: str, now: float | None = None) -> None:
@@ -512,7 +267,7 @@ class Scheduler:
                 raise
             state.emit(SchedulingEvent(when, QUOTA, name, "QuotaRemoved"))
             self._reresolve_quotas(state)
-            self._retry_unplaced(state, when)
+            lifecycle.retry_unplaced(state, when)
             self._changed(state)
 
     @staticmethod
@@ -561,7 +316,7 @@ class Scheduler:
         self._work.clear()
         with self._locked() as state:
             state.metrics.cycles += 1
-            self._expire_completing(state, when)
+            lifecycle.expire_completing(state, when)
         while True:
             with self._lock:
                 state = self._state

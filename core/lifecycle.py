@@ -1,0 +1,268 @@
+"""What happens to every tracker when a pod arrives, runs and ends.
+
+The `Scheduler`'s inputs take its lock and call these functions; each changes the whole
+picture together under that lock: the application and its state, the queue's pending and
+allocated resources, the node, the user group manager and the elastic quotas. A pending pod
+that cannot be queued (no queue for it, input Herder could not read) is kept "unplaced" with its
+reason and tried again when the configuration or its quota changes. A pod that already runs
+(recovery after a restart) counts everywhere even when no rule places it: it goes to the
+recovery queue rather than being lost.
+"""
+
+from __future__ import annotations
+
+from core.elastic.spec import DEFAULT_QUOTA
+from core.events import APPLICATION, REQUEST, SchedulingEvent
+from core.objects.application import Application
+from core.objects.application_state import AppState
+from core.objects.ask import Allocation, Ask
+from core.objects.node import Node
+from core.objects.queue import Queue
+from core.policies import app_order_depends_on_usage
+from core.resources import Resource
+from core.state import CoreState, Unplaced
+
+RECOVERY_QUEUE = "root.@recovery@"
+COMPLETING_TIMEOUT = 30.0  # seconds an application stays Completing before it is Completed
+
+
+def queue_ask(state: CoreState, ask: Ask, now: float) -> None:
+    if ask.problems:
+        unplace(state, ask, "; ".join(ask.problems), now)
+        return
+    quota = state.quotas.resolve(ask.namespace, ask.quota)
+    problem = state.quotas.pod_problem(ask.namespace, ask.quota)
+    if problem:
+        unplace(state, ask, problem, now)
+        return
+    app = application_for(state, ask, now)
+    if app is None:
+        return
+    queue = state.partition.find_queue(app.queue_path)
+    assert queue is not None
+    app.add_ask(ask)
+    if app.state is AppState.NEW:
+        app.transition(AppState.ACCEPTED, now)
+    elif app.state is AppState.COMPLETING:
+        app.transition(AppState.RUNNING, now)
+    queue.add_pending(ask.resource)
+    queue.pending_apps[app.app_id] = app
+    queue.order = None
+    state.ask_app[ask.key] = app
+    state.ask_quota[ask.key] = quota
+    state.quotas.add_request(ask.key, quota, ask.resource, ask.preemptible)
+    if quota != DEFAULT_QUOTA:
+        state.bump()  # a larger request can raise the quota's runtime for its parked pods
+
+
+def application_for(state: CoreState, ask: Ask, now: float) -> Application | None:
+    partition = state.partition
+    app = partition.applications.get(ask.application_id)
+    if app is not None and app.state not in (AppState.COMPLETED, AppState.FAILED, AppState.REJECTED):
+        return app
+    queue, reason = partition.place(ask)
+    if queue is None:
+        if not any(entry[0] == ask.application_id for entry in state.rejected_apps):
+            # Once per application, not once per pod (or per retry after a config change).
+            state.metrics.apps_rejected += 1
+            state.rejected_apps.append((ask.application_id, ask.queue or "", reason, now))
+            state.emit(SchedulingEvent(now, APPLICATION, ask.application_id, "Rejected", reason))
+        unplace(state, ask, reason, now)
+        return None
+    queue.draining = False
+    app = Application(ask.application_id, queue.path, ask.user, dict(ask.tags), now)
+    partition.applications[app.app_id] = app
+    queue.apps[app.app_id] = app
+    state.metrics.apps_submitted += 1
+    state.emit(SchedulingEvent(now, APPLICATION, app.app_id, "Accepted", f"placed in queue {queue.path}"))
+    return app
+
+
+def unplace(state: CoreState, ask: Ask, reason: str, now: float) -> None:
+    state.unplaced[ask.key] = Unplaced(ask, reason)
+    if state.reasons.get(ask.key) != reason:
+        state.reasons[ask.key] = reason
+        state.emit(
+            SchedulingEvent(now, REQUEST, ask.key, "Unschedulable", reason, ask.application_id, ask.display_name)
+        )
+
+
+def retry_unplaced(state: CoreState, now: float) -> None:
+    waiting = list(state.unplaced.values())
+    state.unplaced.clear()
+    for item in waiting:
+        queue_ask(state, item.ask, now)
+
+
+def remove_ask(state: CoreState, key: str, now: float) -> None:
+    state.reasons.pop(key, None)
+    state.preempting.pop(key, None)
+    if state.unplaced.pop(key, None) is not None:
+        return
+    app = state.ask_app.pop(key, None)
+    if app is None:
+        return
+    ask = app.remove_ask(key)
+    queue = state.partition.find_queue(app.queue_path)
+    if ask is not None and queue is not None:
+        queue.add_pending(ask.resource, -1)
+        if not app.asks:
+            queue.pending_apps.pop(app.app_id, None)
+        queue.order = None
+    state.ask_quota.pop(key, None)
+    state.quotas.remove_request(key)
+    settle(state, app, now)
+
+
+def add_allocation(state: CoreState, allocation: Allocation, now: float) -> None:
+    key = allocation.key
+    if key in state.allocations or key in state.foreign:
+        return
+    partition = state.partition
+    node = partition.nodes.get(allocation.node_id)
+    if node is None:
+        state.waiting_for_node[key] = allocation
+        return
+    if allocation.foreign or allocation.ask is None:
+        node.add(allocation)
+        partition.node_index.refresh(node)
+        state.foreign[key] = allocation
+        foreign_changed(state)
+        return
+    remove_ask(state, key, now)
+    recover(state, allocation, node, now)
+
+
+def recover(state: CoreState, allocation: Allocation, node: Node, now: float) -> None:
+    ask = allocation.ask
+    assert ask is not None
+    partition = state.partition
+    app = application_for(state, ask, now)
+    if app is None:
+        # The pod runs already: its usage must count even when no rule places it.
+        state.unplaced.pop(ask.key, None)
+        state.reasons.pop(ask.key, None)
+        recovery = partition.find_queue(RECOVERY_QUEUE) or partition._recreate_path(RECOVERY_QUEUE, draining=False)
+        app = partition.applications.get(ask.application_id)
+        if app is None or app.queue_path != recovery.path:
+            app = Application(ask.application_id, recovery.path, ask.user, dict(ask.tags), now)
+            partition.applications[app.app_id] = app
+            recovery.apps[app.app_id] = app
+    queue_or_none = partition.find_queue(app.queue_path)
+    assert queue_or_none is not None
+    queue: Queue = queue_or_none
+    allocation = Allocation(
+        key=allocation.key,
+        node_id=allocation.node_id,
+        resource=allocation.resource,
+        priority=allocation.priority,
+        allocation_time=allocation.allocation_time,
+        request_time=allocation.request_time,
+        application_id=app.app_id,
+        name=allocation.name,
+        ask=ask,
+        queue_path=queue.path,
+    )
+    first = not app.is_running
+    state.ugm.increase_tracked_resource(queue.path, app.app_id, allocation.resource, app.user, force=True)
+    node.add(allocation)
+    partition.node_index.refresh(node)
+    app.add_allocation(allocation)
+    queue.add_allocated(allocation.resource)
+    if first:
+        queue.add_running_app()
+    if app.state in (AppState.NEW, AppState.ACCEPTED):
+        app.transition(AppState.STARTING, now)
+        app.transition(AppState.RUNNING, now)
+    elif app.state is AppState.COMPLETING:
+        app.transition(AppState.RUNNING, now)
+    quota = state.quotas.resolve(ask.namespace, ask.quota)
+    state.ask_quota[ask.key] = quota
+    state.quotas.add_request(ask.key, quota, ask.resource, ask.preemptible)
+    state.quotas.allocate(ask.key, quota, ask.resource, ask.preemptible, ask.priority, allocation.allocation_time)
+    state.allocations[ask.key] = allocation
+
+
+def foreign_changed(state: CoreState) -> None:
+    used: dict[str, int] = {}
+    for allocation in state.foreign.values():
+        for key, val in allocation.resource.items():
+            used[key] = used.get(key, 0) + val
+    state.quotas.set_foreign_used(Resource(used))
+
+
+def release(state: CoreState, key: str, now: float) -> None:
+    state.evicting.discard(key)
+    state.waiting_for_node.pop(key, None)
+    partition = state.partition
+    foreign = state.foreign.pop(key, None)
+    if foreign is not None:
+        node = partition.nodes.get(foreign.node_id)
+        if node is not None:
+            node.remove(key)
+            partition.node_index.refresh(node)
+        foreign_changed(state)
+        return
+    allocation = state.allocations.pop(key, None)
+    if allocation is None:
+        remove_ask(state, key, now)
+        return
+    node = partition.nodes.get(allocation.node_id)
+    if node is not None:
+        node.remove(key)
+        partition.node_index.refresh(node)
+    app = partition.applications.get(allocation.application_id)
+    if app is not None and app.remove_allocation(key) is not None:
+        queue = partition.find_queue(app.queue_path)
+        if queue is not None:
+            queue.add_allocated(allocation.resource, -1)
+            if not app.is_running:
+                queue.add_running_app(-1)
+            if app.app_id in queue.pending_apps and app_order_depends_on_usage(queue):
+                queue.order = None
+        state.ugm.decrease_tracked_resource(
+            app.queue_path, app.app_id, allocation.resource, app.user, not app.is_running
+        )
+        settle(state, app, now)
+    state.quotas.release(key)
+    state.quotas.remove_request(key)
+    state.ask_quota.pop(key, None)
+    state.metrics.releases += 1
+
+
+def settle(state: CoreState, app: Application, now: float) -> None:
+    """An application with nothing left pending or running starts completing; one that was
+    starting and has nothing left to wait for is running."""
+    if app.asks:
+        return
+    if app.allocations:
+        if app.state is AppState.STARTING:
+            app.transition(AppState.RUNNING, now)
+        return
+    if app.state in (AppState.ACCEPTED, AppState.STARTING, AppState.RUNNING):
+        app.transition(AppState.COMPLETING, now)
+    elif app.state is AppState.FAILING:
+        app.transition(AppState.FAILED, now)
+        retire(state, app, now)
+    elif app.state is AppState.NEW:
+        retire(state, app, now)
+
+
+def retire(state: CoreState, app: Application, now: float) -> None:
+    partition = state.partition
+    partition.applications.pop(app.app_id, None)
+    queue = partition.find_queue(app.queue_path)
+    if queue is not None:
+        queue.apps.pop(app.app_id, None)
+        queue.pending_apps.pop(app.app_id, None)
+        partition.prune(queue)
+    app.finished_time = now
+    state.finished_apps.append(app)
+
+
+def expire_completing(state: CoreState, now: float) -> None:
+    for app in list(state.partition.applications.values()):
+        if app.state is AppState.COMPLETING and now - app.state_time >= COMPLETING_TIMEOUT:
+            app.transition(AppState.COMPLETED, now)
+            state.emit(SchedulingEvent(now, APPLICATION, app.app_id, "Completed"))
+            retire(state, app, now)
