@@ -61,15 +61,14 @@ def validate_quota_change(
     if parent_spec is not None:
         siblings = [s for s in _children(tree, new.parent)]
         problems += _mins_within(parent_spec, siblings)
-    if new.is_parent and new.parent:
+    if new.is_parent:
         problems += _mins_within(new, _children(tree, new.name))
     return problems
 
 
 def _mins_within(parent: ElasticQuotaSpec, children: list[ElasticQuotaSpec]) -> list[str]:
-    """Below the first level, children's mins sum to at most their parent's min."""
-    if not parent.parent:
-        return []
+    """Below the first level (under any parent but the root, seed 002's configuration limit 1),
+    children's mins sum to at most their parent's min."""
     problems = []
     keys = sorted({k for c in children for k in c.min})
     for key in keys:
