@@ -281,7 +281,7 @@ def _maybe_preempt(state: CoreState, ask: Ask, quota: str, now: float) -> None:
             slots[node.node_id] = NodeSlot(free=node.available(), candidates=candidates)
     if not slots:
         return
-    plan = state.quotas.preemption_plan(quota, ask.resource, ask.priority, slots)
+    plan = state.quotas.preemption_plan(quota, ask.resource, ask.priority, slots, ask.preemptible)
     if plan is None:
         return
     victims = frozenset(plan.victims)

@@ -374,10 +374,24 @@ class ElasticQuotaManager:
             self._refused[key] = now
 
     def preemption_plan(
-        self, quota: str, resource: Resource, priority: int, nodes: Mapping[str, NodeSlot]
+        self,
+        quota: str,
+        resource: Resource,
+        priority: int,
+        nodes: Mapping[str, NodeSlot],
+        preemptible: bool = True,
     ) -> PreemptionPlan | None:
         with self._lock:
-            if quota not in self._specs:
+            spec = self._specs.get(quota)
+            if spec is None:
                 return None
+            if not preemptible:
+                # Only preemptible pods can go, so non-preemptible usage never drops: a pod refused
+                # for passing the min would still be refused after the evictions.
+                fixed = self._used(quota, only_non_preemptible=True)
+                for key in spec.max:
+                    asked = resource.get_value(key)
+                    if asked and fixed.get_value(key) + asked > spec.min.get_value(key):
+                        return None
             runtime = self.runtime(quota)
             return plan_preemption(self._used(quota), runtime, resource, priority, nodes)
