@@ -92,10 +92,22 @@ def _child(conn: Connection, nodes: int) -> None:
             elif command == "span":
                 first = min(created_at.values(), default=0.0)
                 conn.send((first, max(bound_at.values(), default=first)))
+            elif command == "writes":
+                conn.send(_write_counts(server.writes()))
             elif command == "reset":
                 created_at.clear()
                 bound_at.clear()
                 conn.send(None)
+
+
+def _write_counts(writes: list[tuple[str, str, str]]) -> dict[str, int]:
+    """Writes by method and kind of path (names left out), most frequent first."""
+    counts: dict[str, int] = {}
+    for method, path, _ in writes:
+        parts = path.strip("/").split("/")
+        shape = "/".join(part for index, part in enumerate(parts) if index % 2 == 0 or index < 2)
+        counts[f"{method} {shape}"] = counts.get(f"{method} {shape}", 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: -item[1]))
 
 
 async def _create(em: Any, pods: Any, count: int, prefix: str, created_at: dict[tuple[str, str], float]) -> None:
@@ -168,6 +180,10 @@ class EmulatorProcess:
         """(first creation, last binding) on the child's monotonic clock."""
         first, last = self._ask("span")
         return float(first), float(last)
+
+    def writes(self) -> dict[str, int]:
+        """Every write the emulator received, counted by method and path shape."""
+        return dict(self._ask("writes"))
 
     def reset(self) -> None:
         self._ask("reset")
