@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from e2e.backends import Cluster, wait_until_ready
-from e2e.workloads import bound, create_quota, eventually, herder_pod, quota
+from e2e.workloads import bound, create_quota, eventually, herder_pod, quota, quota_used_once
 
 
 def test_restart_keeps_bindings_and_quota_usage(cluster: Cluster, namespace: str) -> None:
@@ -11,7 +11,7 @@ def test_restart_keeps_bindings_and_quota_usage(cluster: Cluster, namespace: str
     for index in range(3):
         cluster.core.create_namespaced_pod(namespace, herder_pod(f"before-{index}", cpu="100m"))
     nodes = {index: bound(cluster, namespace, f"before-{index}") for index in range(3)}
-    used = eventually(lambda: quota(cluster, namespace).get("status", {}).get("used"), "status.used")
+    used = quota_used_once(cluster, namespace, ("300m", "0.3"))
 
     cluster.operator.restart_all()
     wait_until_ready(cluster.herder_url)

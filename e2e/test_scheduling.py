@@ -14,7 +14,7 @@ from e2e.workloads import (
     eventually,
     herder_pod,
     queue_names,
-    quota,
+    quota_used_once,
     rest,
     set_settings,
     unschedulable_reason,
@@ -25,8 +25,8 @@ def test_pod_within_its_quota_is_bound_and_counted_as_used(cluster: Cluster, nam
     create_quota(cluster, namespace, {"cpu": "200m", "memory": "64Mi"}, {"cpu": "400m", "memory": "128Mi"})
     cluster.core.create_namespaced_pod(namespace, herder_pod("job-1", cpu="100m"))
     bound(cluster, namespace, "job-1")
-    used = eventually(lambda: quota(cluster, namespace).get("status", {}).get("used"), "status.used")
-    assert used["cpu"] in ("100m", "0.1")
+    used = quota_used_once(cluster, namespace, ("100m", "0.1"))
+    assert used["memory"] in ("16Mi", str(16 * 1024 * 1024))
 
 
 def test_pod_beyond_quota_max_stays_pending_with_a_reason(cluster: Cluster, namespace: str) -> None:

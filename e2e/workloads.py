@@ -67,6 +67,16 @@ def quota(cluster: Cluster, namespace: str) -> dict[str, Any]:
     return found
 
 
+def quota_used_once(cluster: Cluster, namespace: str, cpu: tuple[str, ...]) -> dict[str, Any]:
+    """The quota's status.used once its cpu reads as one of `cpu` (Herder writes it after binds)."""
+
+    def used() -> dict[str, Any] | None:
+        found: dict[str, Any] = quota(cluster, namespace).get("status", {}).get("used") or {}
+        return found if found.get("cpu") in cpu else None
+
+    return eventually(used, f"status.used cpu of quota {namespace} to read {' or '.join(cpu)}")
+
+
 def node_of(cluster: Cluster, namespace: str, pod: str) -> str | None:
     name: str | None = cluster.core.read_namespaced_pod(pod, namespace).spec.node_name
     return name
