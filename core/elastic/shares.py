@@ -122,6 +122,7 @@ class QuotaTree:
         self.min_scaling = min_scaling
         self.nodes: dict[str, QuotaNode] = {ROOT_QUOTA: QuotaNode(ElasticQuotaSpec(ROOT_QUOTA, is_parent=True))}
         self.pool: dict[str, int] = {}
+        self._bottom_up: list[str] = [ROOT_QUOTA]  # every quota after all of its children
 
     # -- structure ----------------------------------------------------------------------
     def rebuild(self, specs: Iterable[ElasticQuotaSpec]) -> None:
@@ -142,7 +143,20 @@ class QuotaTree:
                     node.members.setdefault(key, []).append(member)
                     node.member_mins.setdefault(key, {})[child] = member.min.get(key, 0)
                     node.member_weights.setdefault(key, {})[child] = member.weights.get(key, 0)
+        self._bottom_up = self._post_order()
         self.recompute_all()
+
+    def _post_order(self) -> list[str]:
+        order: list[str] = []
+        stack: list[tuple[str, bool]] = [(ROOT_QUOTA, False)]
+        while stack:
+            name, expanded = stack.pop()
+            if expanded:
+                order.append(name)
+                continue
+            stack.append((name, True))
+            stack.extend((child, False) for child in reversed(self.nodes[name].children))
+        return order
 
     def parent_of(self, name: str) -> str | None:
         if name == ROOT_QUOTA:
@@ -176,10 +190,10 @@ class QuotaTree:
                 request[key] = max(request.get(key, 0), value)
         return request
 
-    def _requests_bottom_up(self, name: str) -> None:
-        for child in self.nodes[name].children:
-            self._requests_bottom_up(child)
-        self.nodes[name].request = self._own_request(name)
+    def _requests_bottom_up(self) -> None:
+        nodes = self.nodes
+        for name in self._bottom_up:
+            nodes[name].request = self._own_request(name)
 
     # -- runtime ------------------------------------------------------------------------
     def _share_children(self, name: str) -> list[str]:
@@ -213,7 +227,7 @@ class QuotaTree:
 
     def recompute_all(self) -> None:
         """Full recompute: every request bottom-up, every runtime top-down."""
-        self._requests_bottom_up(ROOT_QUOTA)
+        self._requests_bottom_up()
         everything = set(self.nodes)
         self._share_down(ROOT_QUOTA, everything)
 
