@@ -61,8 +61,24 @@ def validate_quota_change(
     if parent_spec is not None:
         siblings = [s for s in _children(tree, new.parent)]
         problems += _mins_within(parent_spec, siblings)
+        problems += _keys_within(parent_spec, [new])
     if new.is_parent:
         problems += _mins_within(new, _children(tree, new.name))
+        problems += _keys_within(new, _children(tree, new.name))
+    return problems
+
+
+def _keys_within(parent: ElasticQuotaSpec, children: list[ElasticQuotaSpec]) -> list[str]:
+    """A child limits only resources its parent limits: the parent's runtime is the child's pool,
+    and a key the parent does not limit would leave the child unbounded (Koordinator requires
+    the same, as a subset since its ElasticQuotaEnableUpdateResourceKey gate)."""
+    problems = []
+    for child in sorted(children, key=lambda c: c.name):
+        extra = sorted(key for key in child.max if key not in parent.max)
+        if extra:
+            problems.append(
+                f"quota {child.name}: max names {', '.join(extra)} which its parent {parent.name}'s max does not"
+            )
     return problems
 
 

@@ -54,6 +54,26 @@ def test_the_parent_must_be_a_parent_quota() -> None:
     ]
 
 
+def test_a_child_limits_only_resources_its_parent_limits() -> None:
+    # The parent's runtime is the child's pool: a GPU limit under a parent that limits only
+    # vcore would have no pool to be bounded by.
+    gpu_team = ElasticQuotaSpec(
+        "gpu-team", "gpu-team", Resource({CPU: 1000}), Resource({CPU: 2000, "nvidia.com/gpu": 4}), "org"
+    )
+    assert validate_quota_change(TREE, gpu_team, {}) == [
+        "quota gpu-team: max names nvidia.com/gpu which its parent org's max does not"
+    ]
+
+
+def test_a_parent_cannot_stop_limiting_a_resource_its_children_limit() -> None:
+    memory_only = ElasticQuotaSpec(
+        "org", "org", Resource({"memory": 1}), Resource({"memory": 2}), is_parent=True
+    )
+    assert "quota team: max names vcore which its parent org's max does not" in validate_quota_change(
+        TREE, memory_only, {}
+    )
+
+
 def test_is_parent_cannot_become_false_while_children_exist() -> None:
     problems = validate_quota_change(TREE, spec("org", 10_000, 20_000), {})
     assert problems == ["quota org: is-parent cannot become false while it has children (team)"]
