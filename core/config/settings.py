@@ -31,7 +31,7 @@ class Settings:
     lease_duration: float = 15.0
     lease_renew_deadline: float = 10.0
     lease_retry_period: float = 2.0
-    bind_workers: int = 16
+    bind_workers: int = 64
     bind_retries: int = 5
     status_interval: float = 1.0
     admission_trusted_users: tuple[str, ...] = (
