@@ -127,7 +127,7 @@ def add_allocation(state: CoreState, allocation: Allocation, now: float) -> None
         node.add(allocation)
         partition.node_index.refresh(node)
         state.foreign[key] = allocation
-        foreign_changed(state)
+        foreign_changed(state, allocation, 1)
         return
     remove_ask(state, key, now)
     recover(state, allocation, node, now)
@@ -183,11 +183,15 @@ def recover(state: CoreState, allocation: Allocation, node: Node, now: float) ->
     state.allocations[ask.key] = allocation
 
 
-def foreign_changed(state: CoreState) -> None:
-    used: dict[str, int] = {}
-    for allocation in state.foreign.values():
-        for key, val in allocation.resource.items():
-            used[key] = used.get(key, 0) + val
+def foreign_changed(state: CoreState, allocation: Allocation, sign: int) -> None:
+    """A foreign pod came (sign 1) or went (-1): the quota pool loses or regains its room."""
+    used = state.foreign_used
+    for key, val in allocation.resource.items():
+        left = used.get(key, 0) + sign * val
+        if left:
+            used[key] = left
+        else:
+            used.pop(key, None)
     state.quotas.set_foreign_used(Resource(used))
 
 
@@ -201,7 +205,7 @@ def release(state: CoreState, key: str, now: float) -> None:
         if node is not None:
             node.remove(key)
             partition.node_index.refresh(node)
-        foreign_changed(state)
+        foreign_changed(state, foreign, -1)
         return
     allocation = state.allocations.pop(key, None)
     if allocation is None:

@@ -56,6 +56,7 @@ class CoreState:
         self.unplaced: dict[str, Unplaced] = {}
         self.allocations: dict[str, Allocation] = {}
         self.foreign: dict[str, Allocation] = {}
+        self.foreign_used: dict[str, int] = {}  # running sum of `foreign`: the quota pool leaves it out
         self.waiting_for_node: dict[str, Allocation] = {}
         self.reasons: dict[str, str] = {}
         self.fit_failures: dict[object, tuple[int, str]] = {}
