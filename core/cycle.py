@@ -155,18 +155,7 @@ def _commit(
     state: CoreState, leaf: Queue, app: Application, ask: Ask, quota: str, node_id: str, now: float
 ) -> Allocation:
     partition = state.partition
-    allocation = Allocation(
-        key=ask.key,
-        node_id=node_id,
-        resource=ask.resource,
-        priority=ask.priority,
-        allocation_time=now,
-        request_time=ask.created,
-        application_id=app.app_id,
-        name=ask.name,
-        ask=ask,
-        queue_path=leaf.path,
-    )
+    allocation = Allocation.for_ask(ask, node_id, now, queue_path=leaf.path)
     node = partition.nodes[node_id]
     node.add(allocation)
     partition.node_index.refresh(node)

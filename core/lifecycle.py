@@ -11,6 +11,8 @@ recovery queue rather than being lost.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from core.elastic.spec import DEFAULT_QUOTA
 from core.events import APPLICATION, REQUEST, SchedulingEvent
 from core.objects.application import Application
@@ -151,18 +153,7 @@ def recover(state: CoreState, allocation: Allocation, node: Node, now: float) ->
     queue_or_none = partition.find_queue(app.queue_path)
     assert queue_or_none is not None
     queue: Queue = queue_or_none
-    allocation = Allocation(
-        key=allocation.key,
-        node_id=allocation.node_id,
-        resource=allocation.resource,
-        priority=allocation.priority,
-        allocation_time=allocation.allocation_time,
-        request_time=allocation.request_time,
-        application_id=app.app_id,
-        name=allocation.name,
-        ask=ask,
-        queue_path=queue.path,
-    )
+    allocation = replace(allocation, application_id=app.app_id, ask=ask, queue_path=queue.path)
     first = not app.is_running
     state.ugm.increase_tracked_resource(queue.path, app.app_id, allocation.resource, app.user, force=True)
     node.add(allocation)

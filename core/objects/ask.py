@@ -89,7 +89,7 @@ class Allocation:
         return self.name or self.key
 
     @staticmethod
-    def for_ask(ask: Ask, node_id: str, allocation_time: float) -> Allocation:
+    def for_ask(ask: Ask, node_id: str, allocation_time: float, queue_path: str = "") -> Allocation:
         """A placed (or recovered, already bound) Herder pod."""
         return Allocation(
             key=ask.key,
@@ -101,4 +101,5 @@ class Allocation:
             application_id=ask.application_id,
             name=ask.name,
             ask=ask,
+            queue_path=queue_path,
         )
