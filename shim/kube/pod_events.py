@@ -19,16 +19,15 @@ knows when a refusal has settled; they are not repeated here.
 
 from __future__ import annotations
 
-import datetime
 import logging
 import time
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from core.events import REQUEST, SchedulingEvent
+from shim.kube.event_body import core_event, wall_timestamp
 
 log = logging.getLogger("herder.events")
 
@@ -44,10 +43,6 @@ POD_EVENTS: dict[str, tuple[str, str]] = {
     "EvictionRefused": (WARNING, "EvictionRefused"),
     "PreferencesIgnored": (NORMAL, "PreferencesIgnored"),
 }
-
-
-def _wall() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +122,7 @@ class EventCorrelator:
         cache_size: int = 4096,
         rate: float = 20.0,
         burst: int = 100,
-        wall: Callable[[], str] = _wall,
+        wall: Callable[[], str] = wall_timestamp,
     ) -> None:
         self._component = component
         self._instance = instance
@@ -197,22 +192,19 @@ class EventCorrelator:
         if record.name is not None:
             patch = {"count": record.count, "lastTimestamp": record.last, "message": message}
             return EventWrite(key, note.ref.namespace, record.name, create=False, body=patch)
-        name = f"{note.ref.name[:200]}.{uuid.uuid4().hex[:16]}"
-        body = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {"name": name, "namespace": note.ref.namespace},
-            "involvedObject": note.ref.to_dict(),
-            "type": note.type,
-            "reason": note.reason,
-            "message": message,
-            "count": record.count,
-            "firstTimestamp": record.first,
-            "lastTimestamp": record.last,
-            "source": {"component": self._component},
-            "reportingComponent": self._component,
-            "reportingInstance": self._instance,
-        }
+        body = core_event(
+            note.ref.to_dict(),
+            note.ref.namespace,
+            type=note.type,
+            reason=note.reason,
+            message=message,
+            component=self._component,
+            first=record.first,
+            last=record.last,
+            count=record.count,
+            instance=self._instance,
+        )
+        name = body["metadata"]["name"]
         return EventWrite(key, note.ref.namespace, name, create=True, body=body)
 
     def written(self, write: EventWrite) -> None:

@@ -14,7 +14,6 @@ precondition, so a write racing the binding fails (409) instead of overwriting i
 
 from __future__ import annotations
 
-import datetime
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -22,6 +21,7 @@ from typing import Any, Protocol
 
 from core.events import REQUEST, SchedulingEvent
 from shim.convert_pod import list_at, map_at, meta_of
+from shim.kube.event_body import wall_timestamp
 
 log = logging.getLogger("herder.status")
 
@@ -33,10 +33,6 @@ _DONE = frozenset({"Scheduled", "Evicted", "Preempted"})
 
 class PodStatusApi(Protocol):
     def patch_pod_status(self, namespace: str, name: str, patch: Mapping[str, Any]) -> None: ...
-
-
-def _wall() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def shown_reason(pod: Mapping[str, Any]) -> str | None:
@@ -61,7 +57,7 @@ class PodConditionWriter:
         interval: Callable[[], float],
         per_pass: int = 200,
         clock: Callable[[], float] = time.monotonic,
-        wall: Callable[[], str] = _wall,
+        wall: Callable[[], str] = wall_timestamp,
     ) -> None:
         """`pod(key)` is the cached pod object (KubeCache.pod), `pending_reason(key)` the core's
         current reason (Scheduler.pending_reason; None once placed or gone)."""

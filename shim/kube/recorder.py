@@ -7,14 +7,14 @@ is best effort: an API error is logged, never raised into the caller.
 
 from __future__ import annotations
 
-import datetime
 import logging
 import threading
-import uuid
 from collections.abc import Mapping
 from typing import Any
 
 from kubernetes import client
+
+from shim.kube.event_body import core_event, wall_timestamp
 
 log = logging.getLogger("herder.events")
 
@@ -23,10 +23,6 @@ WARNING = "Warning"
 NORMAL = "Normal"
 _CLUSTER_EVENTS_NAMESPACE = "default"
 _REMEMBERED = 10_000
-
-
-def _now() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def object_reference(obj: Mapping[str, Any], kind: str, api_version: str) -> dict[str, str]:
@@ -59,21 +55,17 @@ class EventRecorder:
             if len(self._said) > _REMEMBERED:
                 self._said.pop(next(iter(self._said)))
         namespace = ref.get("namespace") or _CLUSTER_EVENTS_NAMESPACE
-        stamp = _now()
-        body = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {"name": f"{ref['name']}.{uuid.uuid4().hex[:16]}", "namespace": namespace},
-            "involvedObject": ref,
-            "reason": reason,
-            "message": message,
-            "type": type,
-            "source": {"component": self._component},
-            "reportingComponent": self._component,
-            "firstTimestamp": stamp,
-            "lastTimestamp": stamp,
-            "count": 1,
-        }
+        stamp = wall_timestamp()
+        body = core_event(
+            ref,
+            namespace,
+            type=type,
+            reason=reason,
+            message=message,
+            component=self._component,
+            first=stamp,
+            last=stamp,
+        )
         try:
             self._core.create_namespaced_event(namespace, body, _preload_content=False, _request_timeout=10)  # type: ignore[arg-type]
         except Exception as error:  # an Event is best effort; the log still says it
