@@ -19,10 +19,6 @@ partitions:
 """
 
 
-def evicted(world: World) -> list[str]:
-    return [allocation.key for allocation, _ in world.out.evictions]
-
-
 def test_preemption_takes_the_lowest_priority_then_the_newest_pod() -> None:
     world = World()
     world.node("n1", cpu=3)
@@ -36,7 +32,7 @@ def test_preemption_takes_the_lowest_priority_then_the_newest_pod() -> None:
     assert world.schedule(advance=5.0) == {"low-new": "n1"}
     world.pod("high", namespace="team", priority=10)
     assert world.schedule() == {}
-    assert evicted(world) == ["low-new"]
+    assert world.out.evicted() == ["low-new"]
     world.finish("low-new")
     assert world.schedule() == {"high": "n1"}
 
@@ -50,7 +46,7 @@ def test_preemption_never_takes_non_preemptible_pods() -> None:
     assert len(world.schedule()) == 2
     world.pod("high", namespace="team", priority=100)
     assert world.schedule() == {}
-    assert evicted(world) == []
+    assert world.out.evicted() == []
 
 
 def test_preemption_never_takes_pods_of_another_quota_even_on_the_only_node() -> None:
@@ -63,7 +59,7 @@ def test_preemption_never_takes_pods_of_another_quota_even_on_the_only_node() ->
     assert len(world.schedule()) == 2
     world.pod("a-high", namespace="a", priority=100, cpu=2)
     world.schedule()
-    assert "b-low" not in evicted(world)
+    assert "b-low" not in world.out.evicted()
 
 
 def test_no_preemption_when_it_would_not_make_room_in_the_quota() -> None:
@@ -76,7 +72,7 @@ def test_no_preemption_when_it_would_not_make_room_in_the_quota() -> None:
     assert len(world.schedule()) == 2
     world.pod("big", namespace="team", priority=100, cpu=2)
     assert world.schedule() == {}
-    assert evicted(world) == []
+    assert world.out.evicted() == []
 
 
 def test_no_preemption_for_equal_or_lower_priority() -> None:
@@ -87,7 +83,7 @@ def test_no_preemption_for_equal_or_lower_priority() -> None:
     world.schedule()
     world.pod("same", namespace="team", priority=5)
     world.schedule()
-    assert evicted(world) == []
+    assert world.out.evicted() == []
 
 
 def test_a_non_preemptible_pod_beyond_the_min_preempts_nobody() -> None:
@@ -100,7 +96,7 @@ def test_a_non_preemptible_pod_beyond_the_min_preempts_nobody() -> None:
     assert len(world.schedule()) == 2
     world.pod("fixed-1", namespace="team", priority=100, preemptible=False)
     assert world.schedule() == {}
-    assert evicted(world) == []
+    assert world.out.evicted() == []
     world.finish("low")  # even with room in the runtime and on the node, the min still says no
     assert world.schedule() == {}
     assert "non-preemptible pods may use only its min" in (world.reason("fixed-1") or "")

@@ -10,10 +10,6 @@ from tests.core.scheduling.world import World
 DELAY = 60.0
 
 
-def evicted(world: World) -> list[str]:
-    return [allocation.key for allocation, _ in world.out.evictions]
-
-
 def borrowing_world(settings: Settings | None = None, cpu: int = 8) -> World:
     """`lender` (min 4) is idle and `borrower` (min 0) may take the whole node of `cpu` cores."""
     world = World(settings=settings or Settings(recycle_delay=DELAY))
@@ -42,7 +38,7 @@ def test_nothing_is_evicted_before_the_delay_has_passed() -> None:
     for _ in range(int(DELAY) - 1):
         assert world.sched.recycle() == 0
         world.now += 1.0
-    assert evicted(world) == []
+    assert world.out.evicted() == []
     world.now += 1.0
     assert world.sched.recycle() == 4
 
@@ -82,7 +78,7 @@ def test_victims_go_by_priority_ascending_then_newest_first() -> None:
     world.sched.recycle()
     world.now += DELAY
     assert world.sched.recycle() == 2
-    assert sorted(evicted(world)) == ["new-p1", "p0"]
+    assert sorted(world.out.evicted()) == ["new-p1", "p0"]
 
 
 def test_the_cut_is_minimal_when_the_greedy_prefix_overshoots() -> None:
@@ -97,7 +93,7 @@ def test_the_cut_is_minimal_when_the_greedy_prefix_overshoots() -> None:
     world.sched.recycle()
     world.now += DELAY
     assert world.sched.recycle() == 1
-    assert evicted(world) == ["big"]
+    assert world.out.evicted() == ["big"]
     world.finish("big")
     assert world.quota_used("borrower")["vcore"] <= world.sched.quota_status()["borrower"].runtime["vcore"]
     assert len(world.schedule()) == 4  # the lender's pods run in the room given back
@@ -112,7 +108,7 @@ def test_a_quota_within_its_runtime_never_loses_a_pod() -> None:
     for _ in range(5):  # used == runtime on both sides, for far longer than the delay
         world.now += DELAY
         assert world.sched.recycle() == 0
-    assert evicted(world) == []
+    assert world.out.evicted() == []
 
 
 def test_only_the_quota_above_its_runtime_loses_pods() -> None:
@@ -126,7 +122,7 @@ def test_only_the_quota_above_its_runtime_loses_pods() -> None:
     world.sched.recycle()
     world.now += DELAY
     assert world.sched.recycle() == 2
-    assert all(key.startswith("b") for key in evicted(world))
+    assert all(key.startswith("b") for key in world.out.evicted())
 
 
 def test_non_preemptible_pods_are_never_chosen() -> None:
@@ -143,7 +139,7 @@ def test_non_preemptible_pods_are_never_chosen() -> None:
     world.sched.recycle()
     world.now += DELAY
     assert world.sched.recycle() == 6
-    assert sorted(evicted(world)) == [f"loose-{i}" for i in range(6)]
+    assert sorted(world.out.evicted()) == [f"loose-{i}" for i in range(6)]
 
 
 def test_a_disabled_recycler_evicts_nothing() -> None:
@@ -154,7 +150,7 @@ def test_a_disabled_recycler_evicts_nothing() -> None:
     for _ in range(5):
         world.now += DELAY
         assert world.sched.recycle() == 0
-    assert evicted(world) == []
+    assert world.out.evicted() == []
 
 
 def test_seed_002_borrower_returns_to_its_runtime_of_50() -> None:
@@ -175,8 +171,8 @@ def test_seed_002_borrower_returns_to_its_runtime_of_50() -> None:
     world.sched.recycle()
     world.now += DELAY
     assert world.sched.recycle() == 5
-    assert sorted(evicted(world)) == [f"a{i}" for i in range(5, 10)]  # the newest five
-    world.finish(*evicted(world))
+    assert sorted(world.out.evicted()) == [f"a{i}" for i in range(5, 10)]  # the newest five
+    world.finish(*world.out.evicted())
     assert world.quota_used("a")["vcore"] == 50_000
     assert len(world.schedule()) == 5
     assert world.quota_used("b")["vcore"] == 50_000

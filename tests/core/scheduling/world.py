@@ -87,6 +87,10 @@ class Outputs:
     def reasons(self, *reasons: str) -> list[SchedulingEvent]:
         return [e for e in self.events if e.reason in reasons]
 
+    def evicted(self) -> list[str]:
+        """The keys of the pods the core asked to evict, in order."""
+        return [allocation.key for allocation, _ in self.evictions]
+
 
 class World:
     def __init__(self, config: str | None = None, *, settings: Settings | None = None) -> None:
