@@ -1,11 +1,13 @@
 """kopf's part of the operator: which handlers watch what, and the kopf settings Herder needs.
 
-Only `@kopf.on.event` handlers touch pods and nodes. They keep no state in kopf, add no
-finalizers and send no patches, so kopf never writes to a pod or a node (`on.create`/`update`,
-timers and daemons would: annotations, status fields, finalizers on every object). Every
-handler is idempotent, because the initial listing (type None) and every watch (re)connection
-deliver objects again. The cycle and recycler are threads started from `on.startup`, after
-the whole cluster is loaded, and stopped from `on.cleanup`.
+kopf watches namespaces and ElasticQuotas with `@kopf.on.event` handlers only: they keep no
+state in kopf, add no finalizers and send no patches (`on.create`/`update`, timers and daemons
+would write annotations, status fields and finalizers). Pods and nodes are not watched by kopf
+at all: their events are the hot path and go through shim/kube/reflector.py, so kopf never sees,
+let alone writes, a pod or a node. Every handler is idempotent, because the initial listing
+(type None) and every watch (re)connection deliver objects again. The start-up handler lists
+the whole cluster and starts the pod and node watches, the Lease loop and housekeeping; the
+cleanup handler stops them.
 
 kopf runs standalone (its peering is not leader election; the Lease is ours), posts no Events
 of its own, and does not scan CRDs (the chart's RBAC does not allow it; the ElasticQuota CRD
@@ -94,24 +96,6 @@ def build_registry(op: HerderOperator) -> kopf.OperatorRegistry:
 
         await asyncio.to_thread(op.stop)
         await extensions.stopped(op)
-
-    @kopf.on.event("v1", "pods", registry=registry)
-    async def pod_event(event: Mapping[str, Any], **_: Any) -> None:
-        if not op.alive:
-            return
-        if event.get("type") == "DELETED":
-            op.pods.delete(_object(event))
-        else:
-            op.pods.apply(_object(event))
-
-    @kopf.on.event("v1", "nodes", registry=registry)
-    async def node_event(event: Mapping[str, Any], **_: Any) -> None:
-        if not op.alive:
-            return
-        if event.get("type") == "DELETED":
-            op.nodes.delete(_object(event))
-        else:
-            op.nodes.apply(_object(event))
 
     @kopf.on.event("v1", "namespaces", registry=registry)
     async def namespace_event(event: Mapping[str, Any], **_: Any) -> None:

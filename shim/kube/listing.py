@@ -18,7 +18,8 @@ QUOTA_GROUP, QUOTA_VERSION, QUOTA_PLURAL = "scheduling.sigs.k8s.io", "v1alpha1",
 PAGE = 500
 
 
-def _pages(call: Callable[..., Any], *args: Any, timeout: float) -> list[dict[str, Any]]:
+def _pages(call: Callable[..., Any], *args: Any, timeout: float) -> tuple[list[dict[str, Any]], str]:
+    """Every item, and the resourceVersion of the listing (its last page) to watch from."""
     items: list[dict[str, Any]] = []
     token: str | None = None
     while True:
@@ -28,9 +29,10 @@ def _pages(call: Callable[..., Any], *args: Any, timeout: float) -> list[dict[st
         answer = call(*args, **kwargs)
         document = json.loads(answer.data)
         items.extend(document.get("items") or [])
-        token = (document.get("metadata") or {}).get("continue")
+        meta = document.get("metadata") or {}
+        token = meta.get("continue")
         if not token:
-            return items
+            return items, str(meta.get("resourceVersion") or "")
 
 
 class ClusterReader:
@@ -40,12 +42,20 @@ class ClusterReader:
         self._timeout = timeout
 
     def nodes(self) -> list[dict[str, Any]]:
+        return self.node_listing()[0]
+
+    def node_listing(self) -> tuple[list[dict[str, Any]], str]:
+        """Every node and the resourceVersion to watch nodes from."""
         return _pages(self._core.list_node, timeout=self._timeout)
 
     def namespaces(self) -> list[dict[str, Any]]:
-        return _pages(self._core.list_namespace, timeout=self._timeout)
+        return _pages(self._core.list_namespace, timeout=self._timeout)[0]
 
     def pods(self) -> list[dict[str, Any]]:
+        return self.pod_listing()[0]
+
+    def pod_listing(self) -> tuple[list[dict[str, Any]], str]:
+        """Every pod of every namespace and the resourceVersion to watch pods from."""
         return _pages(self._core.list_pod_for_all_namespaces, timeout=self._timeout)
 
     def quotas(self) -> list[dict[str, Any]] | None:
@@ -57,7 +67,7 @@ class ClusterReader:
                 QUOTA_VERSION,
                 QUOTA_PLURAL,
                 timeout=self._timeout,
-            )
+            )[0]
         except client.ApiException as error:
             if error.status == 404:
                 return None

@@ -45,6 +45,7 @@ from shim.kube.nodes import NodeSync
 from shim.kube.pods import PodSync
 from shim.kube.quotas import QuotaSync
 from shim.kube.recorder import EventRecorder
+from shim.kube.reflector import Reflector, WatchTarget
 from shim.kube.reload import ConfigReloader, ConfigSource, parse_configmap
 from shim.metrics import ShimMetrics
 from shim.rest import RestStatus
@@ -129,6 +130,23 @@ class HerderOperator:
             self.recorder,
             initial=(configmap or {}).get("data") if configmap is not None else None,
         )
+        self.pod_watch = Reflector(
+            api_client,
+            WatchTarget(
+                "pods", "/api/v1/pods", self.reader.pod_listing, self.pods.apply, self.pods.delete, self._relist_pods
+            ),
+        )
+        self.node_watch = Reflector(
+            api_client,
+            WatchTarget(
+                "nodes",
+                "/api/v1/nodes",
+                self.reader.node_listing,
+                self.nodes.apply,
+                self.nodes.delete,
+                self._relist_nodes,
+            ),
+        )
         self.loops = SchedulingLoops(self.scheduler)
         store = KubeLeaseStore(api_client, source.namespace, settings.lease_name)
         elector = LeaderElector(store, options.identity, settings.lease_duration)
@@ -145,7 +163,7 @@ class HerderOperator:
         input is idempotent and the threads start once.
         """
         began = time.monotonic()
-        nodes = self.reader.nodes()
+        nodes, node_version = self.reader.node_listing()
         for node in nodes:
             self.nodes.apply(node)
         namespaces = self.reader.namespaces()
@@ -157,7 +175,7 @@ class HerderOperator:
         else:
             self.quotas.apply_all(quotas)
         listed_at = time.monotonic()
-        pods = self.reader.pods()
+        pods, pod_version = self.reader.pod_listing()
         for pod in pods:
             self.pods.apply(pod)
         counts = self.pods.counts()
@@ -177,6 +195,8 @@ class HerderOperator:
         self.status.mark_synced()
         if not self._threads_started:
             self._threads_started = True
+            self.node_watch.start(node_version)
+            self.pod_watch.start(pod_version)
             self.leadership.start()
             self.housekeeper.start()
 
@@ -185,6 +205,8 @@ class HerderOperator:
         if self.stopped.is_set():
             return
         self.stopped.set()
+        self.pod_watch.stop()
+        self.node_watch.stop()
         self.housekeeper.stop()
         self.leadership.stop(release=not self._dead.is_set())
         self.loops.stop()
@@ -195,6 +217,8 @@ class HerderOperator:
     def kill(self) -> None:
         """Tests: act as a killed process from now on (no writes, no Lease renewal or release)."""
         self._dead.set()
+        self.pod_watch.stop()
+        self.node_watch.stop()
         self.leadership.stop(release=False)
         self.housekeeper.stop()
         self.loops.stop()
@@ -211,6 +235,16 @@ class HerderOperator:
     def _deposed(self) -> None:
         self.status.set_leader(False)
         self.loops.stop()
+
+    def _relist_pods(self, pods: list[dict[str, Any]], began: float) -> None:
+        for pod in pods:
+            self.pods.apply(pod)
+        self.pods.reconcile(pods, began)
+
+    def _relist_nodes(self, nodes: list[dict[str, Any]], _began: float) -> None:
+        for node in nodes:
+            self.nodes.apply(node)
+        self.nodes.reconcile(nodes)
 
     # -- kopf --------------------------------------------------------------------------------
     def run(self, stop_flag: threading.Event, ready_flag: threading.Event | None = None) -> None:

@@ -36,8 +36,9 @@ class WebhookRoute:
     mutating: bool
 
 
-def status(code: int, reason: str, message: str) -> aiohttp.web.Response:
-    body = {
+def status_body(code: int, reason: str, message: str) -> dict[str, Any]:
+    """A metav1.Status, as the API server answers errors (and sends them in watch ERROR events)."""
+    return {
         "apiVersion": "v1",
         "kind": "Status",
         "metadata": {},
@@ -46,7 +47,10 @@ def status(code: int, reason: str, message: str) -> aiohttp.web.Response:
         "reason": reason,
         "message": message,
     }
-    return aiohttp.web.json_response(body, status=code)
+
+
+def status(code: int, reason: str, message: str) -> aiohttp.web.Response:
+    return aiohttp.web.json_response(status_body(code, reason, message), status=code)
 
 
 def _user_info(emulator: HerderEmulator, headers: Mapping[str, str]) -> dict[str, Any]:

@@ -15,7 +15,11 @@ module adds them the way the real API server behaves:
 - `pods/{name}/eviction`: deletes the pod unless a "PodDisruptionBudget" protects it (429);
 - deleting a namespace deletes what lives in it (pods first, as the garbage collector would);
 - pods and ElasticQuotas go through Herder's admission webhooks when they are registered
-  (tests/kube/emulator_admission.py), as the API server calls them.
+  (tests/kube/emulator_admission.py), as the API server calls them;
+- a listing carries the current resourceVersion; tests can end every open watch of a kind
+  (`end_watches`, as an API server restart or a load balancer does) and make versions
+  expire (`expire_versions`: a watch from an older one gets a 410 Gone ERROR event). A watch
+  still replays every object as ADDED first, whatever resourceVersion it asks for (kmock).
 
 Every mutation goes through kmock's own code path so watchers see ADDED/MODIFIED/DELETED.
 """
@@ -27,7 +31,7 @@ import datetime
 import itertools
 import random
 import uuid
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +41,7 @@ import attrs
 import kmock
 from kmock._internal import enums, parsing, rendering
 
-from tests.kube.emulator_admission import WebhookRoute, admit, status
+from tests.kube.emulator_admission import WebhookRoute, admit, status, status_body
 
 PODS = kmock.resource("", "v1", "pods")
 NODES = kmock.resource("", "v1", "nodes")
@@ -125,6 +129,7 @@ class BindingRecord:
 
 
 _KEEP_REQUESTS = 256
+_END_OF_WATCH = "END-OF-WATCH"  # put on a watch bus to end the streams reading it
 _OPERATIONS = {enums.action.CREATE: "CREATE", enums.action.UPDATE: "UPDATE", enums.action.DELETE: "DELETE"}
 
 
@@ -139,7 +144,10 @@ class HerderEmulator(kmock.KubernetesEmulator):
     webhooks: list[WebhookRoute] = attrs.field(factory=list)  # what the webhook configurations route there
     users: dict[str, dict[str, Any]] = attrs.field(factory=dict)  # bearer token -> userInfo
     audit: list[tuple[str, str, str]] = attrs.field(factory=list)  # (method, path, user agent) of writes
+    watches: list[tuple[str, dict[str, str]]] = attrs.field(factory=list)  # (plural, query) per watch
+    expired_before: dict[str, int] = attrs.field(factory=dict)  # plural -> oldest version still kept
     _versions: Any = attrs.field(factory=lambda: itertools.count(1))
+    _version: int = 0
     _writes: asyncio.Lock | None = attrs.field(default=None)
 
     def __attrs_post_init__(self) -> None:
@@ -185,7 +193,36 @@ class HerderEmulator(kmock.KubernetesEmulator):
 
     # -- create / update bookkeeping --------------------------------------------------------
     def _next_version(self) -> str:
-        return str(next(self._versions))
+        self._version = next(self._versions)
+        return str(self._version)
+
+    # -- watches ----------------------------------------------------------------------------
+    async def _serve_list(self, request: rendering.Request) -> rendering.Payload:
+        listing: Any = await super()._serve_list(request)
+        listing["metadata"] = {"resourceVersion": str(self._version)}
+        return listing  # type: ignore[no-any-return]
+
+    async def _serve_watch(self, request: rendering.Request) -> AsyncIterator[rendering.Payload]:
+        plural = request.resource.plural if request.resource is not None else ""
+        self.watches.append((plural, dict(request.params)))
+        since = str(request.params.get("resourceVersion") or "")
+        if since.isdigit() and int(since) < self.expired_before.get(plural, 0):
+            yield b""
+            yield {"type": "ERROR", "object": status_body(410, "Expired", f"too old resource version: {since}")}
+            return
+        async for payload in super()._serve_watch(request):
+            if isinstance(payload, Mapping) and payload.get("type") == _END_OF_WATCH:
+                return
+            yield payload
+
+    async def end_watches(self, resource: Any) -> None:
+        """Close every open watch stream of `resource` (the clients must reconnect)."""
+        await self._buses[resource].put({"type": _END_OF_WATCH, "object": {}})
+
+    def expire_versions(self, resource: Any) -> None:
+        """Compact the history: a watch from any version older than the next write's gets 410 Gone."""
+        self._next_version()  # as the writes of other kinds move the store's version on
+        self.expired_before[resource.plural] = self._version
 
     def _stamp_new(self, request: rendering.Request) -> None:
         data = request.data

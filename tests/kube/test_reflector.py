@@ -1,0 +1,191 @@
+"""The pod and node watch: every event reaches Herder, in order, across broken and expired streams.
+
+The reflector runs over real HTTP against the emulated API server; what it hands on is
+recorded. The last test runs the whole operator through a watch that breaks and expires.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from shim.kube.listing import ClusterReader
+from shim.kube.reflector import Reflector, WatchTarget, split_lines
+from tests.kube.conftest import Cluster, eventually, herder_pod
+from tests.kube.emulator import EmulatorServer, namespace_body
+from tests.kube.emulator_api import PODS
+
+pytestmark = pytest.mark.timeout(60)
+
+
+class Received:
+    """What the reflector handed on, in order: ("apply" | "delete" | "relist", pod names)."""
+
+    def __init__(self, refuse: str | None = None) -> None:
+        self.lock = threading.Lock()
+        self.log: list[tuple[str, str]] = []
+        self.refuse = refuse
+
+    def apply(self, pod: Mapping[str, Any]) -> None:
+        name = pod["metadata"]["name"]
+        if name == self.refuse:
+            raise ValueError(f"cannot take {name}")
+        with self.lock:
+            self.log.append(("apply", name))
+
+    def delete(self, pod: Mapping[str, Any]) -> None:
+        with self.lock:
+            self.log.append(("delete", pod["metadata"]["name"]))
+
+    def relist(self, pods: list[dict[str, Any]], _began: float) -> None:
+        with self.lock:
+            self.log.append(("relist", ",".join(sorted(p["metadata"]["name"] for p in pods))))
+
+    def has(self, entry: tuple[str, str]) -> bool:
+        with self.lock:
+            return entry in self.log
+
+    def entries(self) -> list[tuple[str, str]]:
+        with self.lock:
+            return list(self.log)
+
+
+@pytest.fixture
+def server() -> Iterator[EmulatorServer]:
+    with EmulatorServer() as running:
+        client.CoreV1Api(running.api_client()).create_namespace(namespace_body("batch"))
+        yield running
+
+
+def start_watch(server: EmulatorServer, received: Received) -> tuple[Reflector, client.CoreV1Api]:
+    api_client = server.api_client()
+    reader = ClusterReader(api_client)
+    target = WatchTarget("pods", "/api/v1/pods", reader.pod_listing, received.apply, received.delete, received.relist)
+    reflector = Reflector(api_client, target)
+    _, version = reader.pod_listing()
+    reflector.start(version)
+    return reflector, client.CoreV1Api(api_client)
+
+
+def pod_watches(server: EmulatorServer) -> list[dict[str, str]]:
+    async def read() -> list[dict[str, str]]:
+        return [query for plural, query in server.emulator.watches if plural == "pods"]
+
+    return server.call(read)
+
+
+def test_added_modified_and_deleted_pods_arrive_in_order(server: EmulatorServer) -> None:
+    received = Received()
+    reflector, core = start_watch(server, received)
+    try:
+        core.create_namespaced_pod("batch", herder_pod("a"))
+        core.patch_namespaced_pod("a", "batch", {"metadata": {"labels": {"step": "two"}}})
+        core.delete_namespaced_pod("a", "batch")
+        eventually(lambda: received.has(("delete", "a")), "the DELETED event for a")
+        assert received.entries() == [("apply", "a"), ("apply", "a"), ("delete", "a")]
+    finally:
+        reflector.stop()
+
+
+def test_a_broken_stream_resumes_from_the_last_version_seen(server: EmulatorServer) -> None:
+    received = Received()
+    reflector, core = start_watch(server, received)
+    try:
+        created = core.create_namespaced_pod("batch", herder_pod("before"))
+        eventually(lambda: received.has(("apply", "before")), "the pod created before the break")
+        server.call(lambda: server.emulator.end_watches(PODS))
+        eventually(lambda: len(pod_watches(server)) >= 2, "a second watch request")
+        core.create_namespaced_pod("batch", herder_pod("after"))
+        eventually(lambda: received.has(("apply", "after")), "the pod created after the break")
+        first, second = pod_watches(server)[:2]
+        assert second["resourceVersion"] == created.metadata.resource_version
+        assert first["resourceVersion"] != second["resourceVersion"]
+        assert second["allowWatchBookmarks"] == "true"
+        assert reflector.relists == 0
+    finally:
+        reflector.stop()
+
+
+def test_an_expired_version_lists_everything_again_and_the_watch_goes_on(server: EmulatorServer) -> None:
+    received = Received()
+    reflector, core = start_watch(server, received)
+    try:
+        core.create_namespaced_pod("batch", herder_pod("kept"))
+        eventually(lambda: received.has(("apply", "kept")), "the first pod")
+
+        async def expire_and_break() -> None:
+            server.emulator.expire_versions(PODS)
+            await server.emulator.end_watches(PODS)
+
+        server.call(expire_and_break)
+        eventually(lambda: received.has(("relist", "kept")), "a fresh listing after 410 Gone")
+        core.create_namespaced_pod("batch", herder_pod("later"))
+        eventually(lambda: received.has(("apply", "later")), "a pod created after the relisting")
+        assert reflector.relists == 1
+    finally:
+        reflector.stop()
+
+
+def test_a_server_refusing_every_version_is_not_hammered_with_listings(server: EmulatorServer) -> None:
+    received = Received()
+    reflector, _ = start_watch(server, received)
+    try:
+
+        async def refuse_all() -> None:
+            server.emulator.expired_before["pods"] = 10**9
+            await server.emulator.end_watches(PODS)
+
+        server.call(refuse_all)
+        eventually(lambda: reflector.relists >= 1, "a listing after 410 Gone")
+        time.sleep(1.2)
+        # Pauses of 0.5 s then 1 s after each refused fresh listing; a spinning loop lists hundreds of times.
+        assert reflector.relists <= 3
+    finally:
+        reflector.stop()
+
+
+def test_an_object_herder_cannot_take_does_not_stall_the_stream(server: EmulatorServer) -> None:
+    received = Received(refuse="broken")
+    reflector, core = start_watch(server, received)
+    try:
+        core.create_namespaced_pod("batch", herder_pod("broken"))
+        core.create_namespaced_pod("batch", herder_pod("fine"))
+        eventually(lambda: received.has(("apply", "fine")), "the pod after the one that failed")
+        assert reflector.streams == 1  # the failure did not cost a reconnection (and a replay)
+    finally:
+        reflector.stop()
+
+
+def test_stop_ends_a_quiet_stream_at_once(server: EmulatorServer) -> None:
+    reflector, _ = start_watch(server, Received())
+    eventually(lambda: reflector.streams == 1, "the watch to be open")
+    reflector.stop(timeout=10)
+    assert reflector._thread is not None and not reflector._thread.is_alive()
+
+
+def test_lines_are_whole_whatever_the_chunks() -> None:
+    chunks = [b'{"a":', b"1}\n", b'{"b":2}\n{"c"', b":3}", b"", b"\n\n", b'{"d":4}']
+    assert list(split_lines(iter(chunks))) == [b'{"a":1}', b'{"b":2}', b'{"c":3}', b'{"d":4}']
+
+
+def test_the_operator_keeps_binding_after_its_pod_watch_broke_and_expired(cluster: Cluster) -> None:
+    herder = cluster.start_herder()
+    cluster.create_namespace("batch")
+    cluster.create_pods("batch", 2, cpu="1")
+    cluster.all_bound("batch")
+
+    async def expire_and_break() -> None:
+        cluster.server.emulator.expire_versions(PODS)
+        await cluster.server.emulator.end_watches(PODS)
+
+    cluster.server.call(expire_and_break)
+    assert herder.operator is not None
+    eventually(lambda: herder.operator is not None and herder.operator.pod_watch.relists == 1, "a relisting")
+    cluster.create_pods("batch", 2, prefix="late", cpu="1")
+    cluster.all_bound("batch")
+    assert herder.operator.pods.counts()["own"] == 4
