@@ -1,6 +1,6 @@
 """Binding placed pods to their nodes: concurrent, retried on transient errors, at most once per pod.
 
-The core's bind() callback only queues the work here; a pool of workers posts the pods/binding
+The core's bind() callback only queues the work here; a set of workers posts the pods/binding
 subresource. A 5xx, 429 or timeout is retried with exponential backoff; a pod that is gone (404)
 or already bound (409) is handed back to the core with `release`, which rolls back every tracker.
 """
@@ -8,10 +8,10 @@ or already bound (409) is handed back to the core with `release`, which rolls ba
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 log = logging.getLogger("herder.binder")
@@ -51,6 +51,12 @@ def classify(error: BaseException) -> str:
 
 
 class Binder:
+    """`workers` threads take bindings from one queue, each pod at most once.
+
+    A plain queue and long-lived threads, not an executor: a burst queues one binding per pod,
+    and an executor's future, condition and wake-up per item cost more than the bind's own work.
+    """
+
     def __init__(
         self,
         post_binding: PostBinding,
@@ -64,20 +70,27 @@ class Binder:
         self._release = release
         self._policy = policy
         self._sleep = sleep
-        self._pool = ThreadPoolExecutor(max_workers=policy.workers, thread_name_prefix="herder-bind")
+        self._queue: queue.SimpleQueue[tuple[str, str] | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
         self._claimed: set[str] = set()
-        self._futures: set[Future[None]] = set()
+        self._pending = 0  # queued or being posted
+        self._closed = False
+        self._workers = [
+            threading.Thread(target=self._work, name=f"herder-bind-{index}", daemon=True)
+            for index in range(policy.workers)
+        ]
+        for worker in self._workers:
+            worker.start()
 
     def submit(self, key: str, node: str) -> bool:
         """Queue one binding; False when this pod was already queued or bound (never bind twice)."""
         with self._lock:
-            if key in self._claimed:
+            if key in self._claimed or self._closed:
                 return False
             self._claimed.add(key)
-            future = self._pool.submit(self._bind, key, node)
-            self._futures.add(future)
-        future.add_done_callback(self._forget)
+            self._pending += 1
+        self._queue.put((key, node))
         return True
 
     def forget(self, key: str) -> None:
@@ -85,23 +98,41 @@ class Binder:
         with self._lock:
             self._claimed.discard(key)
 
-    def _forget(self, future: Future[None]) -> None:
-        with self._lock:
-            self._futures.discard(future)
-
     def in_flight(self) -> int:
         with self._lock:
-            return len(self._futures)
+            return self._pending
 
     def shutdown(self, timeout: float | None = None) -> None:
-        """Stop taking work and wait for in-flight binds to finish (clean SIGTERM)."""
+        """Stop taking work and wait for queued and in-flight binds to finish (clean SIGTERM)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._lock:
-            pending = list(self._futures)
-        for future in pending:
+            self._closed = True
+            while self._pending:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    log.warning("shutting down with %d bindings unfinished", self._pending)
+                    break
+                self._idle.wait(remaining)
+        for _ in self._workers:
+            self._queue.put(None)
+        for worker in self._workers:
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-            future.exception(timeout=remaining)
-        self._pool.shutdown(wait=True)
+            worker.join(remaining)
+
+    def _work(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            try:
+                self._bind(*item)
+            except Exception:
+                log.exception("binding %s to %s failed unexpectedly", *item)
+            finally:
+                with self._lock:
+                    self._pending -= 1
+                    if not self._pending:
+                        self._idle.notify_all()
 
     def _bind(self, key: str, node: str) -> None:
         backoff = self._policy.first_backoff
