@@ -3,10 +3,11 @@
 Only these subresources are ever written for pods; kopf itself never writes to pods or nodes.
 
 Bindings are the hot path (one per placed pod), so they skip the client's model layer: the body
-is a plain dict serialised once, POSTed through the client's own urllib3 pool (same host, TLS
-and credentials, tokens refreshed by the client's auth hook), and the answer is read whole so
-the kept-alive connection goes back to the pool. The writer has a pool of its own, sized for the
-binder's workers, so no binding waits for, or opens, a connection another call holds.
+is a plain dict serialised once, with the client's own auth headers (tokens refreshed by its
+hook), POSTed on a connection each binder thread keeps (shim/kube/keepalive.py: half the CPU
+of urllib3). Where that transport cannot go (a proxy, say) the POST goes through the client's
+urllib3 pool instead; the writer has a pool of its own, sized for the binder's workers, so no
+binding waits for, or opens, a connection another call holds.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from urllib.parse import quote
 
 import urllib3
 from kubernetes import client
+
+from shim.kube.keepalive import KeptAliveConnections, usable
 
 _BINDING_PATH = "/api/v1/namespaces/{namespace}/pods/{name}/binding"
 
@@ -31,6 +34,7 @@ class KubeWriter:
         self._core = client.CoreV1Api(self._api)
         self._timeout = timeout
         self._request_timeout = urllib3.Timeout(total=timeout)
+        self._kept_alive = KeptAliveConnections(config, timeout) if usable(config) else None
 
     def post_binding(self, namespace: str, name: str, node: str, uid: str | None = None) -> None:
         """POST pods/{name}/binding; raises ApiException (with .status) or a network error.
@@ -54,18 +58,21 @@ class KubeWriter:
             "Accept": "application/json",
         }
         self._api.update_params_for_auth(headers, None, ["BearerToken"], path, "POST", body)
-        response = self._api.rest_client.pool_manager.request(
-            "POST",
-            self._api.configuration.host + path,
-            body=json.dumps(body).encode(),
-            headers=headers,
-            timeout=self._request_timeout,
-            preload_content=True,
-        )
-        if not 200 <= response.status <= 299:
-            raise client.ApiException(
-                status=response.status, reason=response.reason, body=response.data.decode("utf-8", "replace")
+        encoded = json.dumps(body).encode()
+        if self._kept_alive is not None:
+            status, reason, data = self._kept_alive.post(path, encoded, headers)
+        else:
+            response = self._api.rest_client.pool_manager.request(
+                "POST",
+                self._api.configuration.host + path,
+                body=encoded,
+                headers=headers,
+                timeout=self._request_timeout,
+                preload_content=True,
             )
+            status, reason, data = response.status, response.reason or "", response.data
+        if not 200 <= status <= 299:
+            raise client.ApiException(status=status, reason=reason, body=data.decode("utf-8", "replace"))
 
     def post_eviction(self, namespace: str, name: str) -> None:
         """POST pods/{name}/eviction; a PodDisruptionBudget refusal raises ApiException(429)."""
