@@ -26,6 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from shim.kube.bench_emulator_process import EmulatorProcess, measure_ceiling, quantile
+from shim.kube.operator import OperatorOptions
+from shim.kube.reload import ConfigSource
+
+HERDER_NAMESPACE = "herder-system"
 
 MAX_NODES = 500
 MAX_PODS = 20000
@@ -52,6 +56,11 @@ def _source_checkout() -> None:
         sys.path.append(str(root))
 
 
+def _options(identity: str) -> OperatorOptions:
+    """What `herder run` uses by default (not the tests' short timeouts), with no REST server."""
+    return OperatorOptions(source=ConfigSource(namespace=HERDER_NAMESPACE), identity=identity, rest_port=None)
+
+
 def run_emulator_bench(args: argparse.Namespace) -> dict[str, Any]:
     _source_checkout()
     try:
@@ -70,8 +79,8 @@ def run_emulator_bench(args: argparse.Namespace) -> dict[str, Any]:
 
     memory_before = _maxrss_mib()
     with EmulatorProcess(nodes) as server:
-        replica, options = emulator.HerderReplica, emulator.replica_options
-        first = replica(server, options("bench-0", rest_port=None)).start(timeout=SETTLE_TIMEOUT)
+        replica = emulator.HerderReplica
+        first = replica(server, _options("bench-0")).start(timeout=SETTLE_TIMEOUT)
         _wait(lambda: first.leading, "the Lease")
         cpu_before = time.process_time()
         server.create_pods(pods)
@@ -88,7 +97,7 @@ def run_emulator_bench(args: argparse.Namespace) -> dict[str, Any]:
 
         bindings_before = server.bindings()
         began_restart = time.monotonic()
-        second = replica(server, options("bench-1", rest_port=None)).start(timeout=SETTLE_TIMEOUT)
+        second = replica(server, _options("bench-1")).start(timeout=SETTLE_TIMEOUT)
         recovery_seconds = time.monotonic() - began_restart
         recovered = second.scheduler.queue_document("root")
         second.stop()

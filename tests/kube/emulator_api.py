@@ -128,7 +128,7 @@ class BindingRecord:
     code: int
 
 
-_KEEP_REQUESTS = 256
+_KEEP_REQUESTS = 16
 _END_OF_WATCH = "END-OF-WATCH"  # put on a watch bus to end the streams reading it
 _OPERATIONS = {enums.action.CREATE: "CREATE", enums.action.UPDATE: "UPDATE", enums.action.DELETE: "DELETE"}
 

@@ -69,6 +69,10 @@ def start_watch(server: EmulatorServer, received: Received) -> tuple[Reflector, 
     reflector = Reflector(api_client, target)
     _, version = reader.pod_listing()
     reflector.start(version)
+    # The emulator replays current objects on connect instead of events since `version`; tests
+    # that count events wait for the stream, and for kmock to subscribe it to new events.
+    eventually(lambda: reflector.streams >= 1, "the watch to be open")
+    time.sleep(0.1)
     return reflector, client.CoreV1Api(api_client)
 
 
@@ -163,7 +167,6 @@ def test_an_object_herder_cannot_take_does_not_stall_the_stream(server: Emulator
 
 def test_stop_ends_a_quiet_stream_at_once(server: EmulatorServer) -> None:
     reflector, _ = start_watch(server, Received())
-    eventually(lambda: reflector.streams == 1, "the watch to be open")
     reflector.stop(timeout=10)
     assert reflector._thread is not None and not reflector._thread.is_alive()
 
