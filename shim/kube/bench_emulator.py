@@ -1,6 +1,6 @@
 """`herder bench --emulator`: the whole Kubernetes shim timed against kmock's API emulator.
 
-What it measures is the shim's own cost on top of the core: kopf's watches, the conversions,
+What it measures is the shim's own cost on top of the core: the pod and node watches, the conversions,
 the binder's HTTP round trips, the start-up listing and a restart's recovery. The emulator runs
 in a process of its own (`bench_emulator_process.py`), as an API server runs elsewhere, so
 Herder and the emulator each get a core. Beside Herder's figures the bench prints the

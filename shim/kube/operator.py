@@ -3,16 +3,18 @@
 One object per replica owns everything the replica runs:
 
 - the core (`Scheduler`) and the shim's view of the cluster (`KubeCache`);
-- the inputs: `PodSync`, `NodeSync`, `QuotaSync` (fed by kopf's `on.event` handlers, see
-  handlers.py) and the `ConfigReloader` (the scheduler ConfigMap);
+- the inputs: `PodSync` and `NodeSync` (fed by the pod and node watches, reflector.py),
+  `QuotaSync` and namespaces (kopf's `on.event` handlers, handlers.py) and the
+  `ConfigReloader` (the scheduler ConfigMap);
 - the outputs: `Binder` and `Evictor` behind the core's `ShimCallbacks`;
 - the threads: `Leadership` (the Lease) running `SchedulingLoops` (cycle and recycler) while it
   leads, and a housekeeper (config reload, binding retries, ghost reconciliation, progress log).
 
 Life cycle: `run()` runs kopf in the calling thread. kopf's start-up handler lists the whole
 cluster (`start()`), so the core knows every node, namespace, quota and pod before the first
-cycle; only then do the watches start. kopf's cleanup handler calls `stop()`: step down and
-release the Lease, stop the threads, let in-flight bindings finish.
+cycle; only then do the watches start (pods and nodes from the listing's resourceVersion).
+kopf's cleanup handler calls `stop()`: step down and release the Lease, stop the threads, let
+in-flight bindings finish.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The operator schedules a cluster: pods bound through the API, foreign pods respected, room given back.
 
-Each test runs the real operator (kopf watches, scheduling threads, the binder over HTTP)
+Each test runs the real operator (kopf, the pod and node watches, scheduling threads, the binder over HTTP)
 against the emulated API server and checks what a user sees with the kubernetes client.
 """
 
