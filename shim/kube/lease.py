@@ -2,6 +2,13 @@
 
 Every write carries the resourceVersion it read, so two instances racing for an expired Lease
 cannot both win: the loser's write conflicts (409) and it stays a standby this round.
+
+A standby never compares the holder's `renewTime` with its own clock: clocks of two nodes may
+disagree by more than a lease duration, and a standby whose clock runs ahead would take the
+Lease from a leader still renewing it. As client-go does, it notes on its own clock when it
+first saw the Lease's current resourceVersion, and takes over only after a whole lease
+duration without seeing it change. A standby that has just started therefore waits one lease
+duration; a released Lease (no holder) is taken at once.
 """
 
 from __future__ import annotations
@@ -19,9 +26,6 @@ class LeaseRecord:
     renew_time: float
     duration: float
     transitions: int = 0
-
-    def expired(self, now: float) -> bool:
-        return self.holder is None or now > self.renew_time + self.duration
 
 
 class LeaseStore(Protocol):
@@ -41,6 +45,7 @@ class LeaderElector:
         self.identity = identity
         self._duration = duration
         self.is_leader = False
+        self._observed: tuple[str, float] | None = None  # (resourceVersion, when this replica first saw it)
 
     def tick(self, now: float) -> bool:
         """Acquire or renew the Lease; returns whether this instance leads until the next tick."""
@@ -52,7 +57,7 @@ class LeaderElector:
             record, version = current
             if record.holder == self.identity:
                 won = self._store.replace(replace(record, renew_time=now), version)
-            elif record.expired(now):
+            elif self._expired(record, version, now):
                 taken = replace(mine, transitions=record.transitions + 1)
                 won = self._store.replace(taken, version)
             else:
@@ -61,6 +66,13 @@ class LeaderElector:
             log.info("%s %s leadership", self.identity, "acquired" if won else "lost")
         self.is_leader = won
         return won
+
+    def _expired(self, record: LeaseRecord, version: str, now: float) -> bool:
+        if record.holder is None:
+            return True
+        if self._observed is None or self._observed[0] != version:
+            self._observed = (version, now)
+        return now > self._observed[1] + record.duration
 
     def release(self, now: float) -> None:
         """On shutdown: hand the Lease back at once so a standby need not wait for it to expire."""

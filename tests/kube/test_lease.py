@@ -46,13 +46,34 @@ def test_first_instance_leads_and_the_other_stands_by() -> None:
     assert not b.tick(14.0)
 
 
-def test_standby_takes_over_when_the_leader_stops_renewing() -> None:
+def test_standby_takes_over_a_lease_duration_after_it_last_saw_a_renewal() -> None:
     lease = VersionedLease()
     a, b = LeaderElector(lease, "a", 10), LeaderElector(lease, "b", 10)
     a.tick(0.0)
-    assert b.tick(10.5)
+    assert not b.tick(1.0)
+    a.tick(2.0)  # the last renewal; b sees it at 3.0
+    assert not b.tick(3.0)
+    assert not b.tick(12.5)
+    assert b.tick(13.5)
     assert lease.record is not None and lease.record.transitions == 1
-    assert not a.tick(11.0)
+    assert not a.tick(14.0)
+
+
+def test_a_standby_just_started_waits_a_lease_duration_before_taking_an_abandoned_lease() -> None:
+    lease = VersionedLease()
+    LeaderElector(lease, "crashed", 10).tick(0.0)
+    late = LeaderElector(lease, "late", 10)
+    assert not late.tick(500.0)  # renewTime is long past, but only by the crashed holder's clock
+    assert late.tick(510.5)
+
+
+def test_a_standby_whose_clock_runs_ahead_never_takes_a_lease_that_is_being_renewed() -> None:
+    lease = VersionedLease()
+    leader, standby = LeaderElector(lease, "leader", 10), LeaderElector(lease, "standby", 10)
+    skew = 3600.0  # the standby's node is an hour ahead
+    for second in range(0, 60, 2):
+        assert leader.tick(float(second))
+        assert not standby.tick(second + 1 + skew)
 
 
 def test_released_lease_is_taken_at_once() -> None:
