@@ -80,6 +80,7 @@ class ShimMetrics:
         self.bind_latency = Histogram(BIND_BUCKETS, window=10_000)
         self._bind_errors = _LabelCounter()
         self._evictions = _LabelCounter()
+        self._watch_restarts = _LabelCounter()
 
     def observe_bind(self, seconds: float) -> None:
         self.bind_latency.observe(seconds)
@@ -90,8 +91,19 @@ class ShimMetrics:
     def eviction(self, result: str) -> None:
         self._evictions.inc(result)
 
+    def watch_restart(self, resource: str, reason: str) -> None:
+        """A pod or node watch reopened: `ended` (the server closed it), `broken` or `expired` (410, listed again)."""
+        self._watch_restarts.inc(f"{resource}/{reason}")
+
     def bind_errors(self) -> dict[str, int]:
         return self._bind_errors.snapshot()
+
+    def watch_restarts(self) -> dict[tuple[str, str], int]:
+        out: dict[tuple[str, str], int] = {}
+        for label, count in self._watch_restarts.snapshot().items():
+            resource, _, reason = label.partition("/")
+            out[(resource, reason)] = count
+        return out
 
     def evictions(self) -> dict[str, int]:
         return self._evictions.snapshot()
@@ -336,6 +348,14 @@ class HerderCollector(Collector):
         for result, count in sorted(shim.evictions().items()):
             evictions.add_metric([result], float(count))
         yield evictions
+        restarts = CounterMetricFamily(
+            "herder_watch_restarts",
+            "Pod and node watch streams reopened, by resource and reason (ended, broken, expired)",
+            labels=["resource", "reason"],
+        )
+        for (resource, reason), count in sorted(shim.watch_restarts().items()):
+            restarts.add_metric([resource, reason], float(count))
+        yield restarts
 
 
 def metrics_registry(scheduler: Scheduler, status: RestStatus, shim: ShimMetrics | None = None) -> CollectorRegistry:

@@ -137,6 +137,7 @@ class HerderOperator:
             WatchTarget(
                 "pods", "/api/v1/pods", self.reader.pod_listing, self.pods.apply, self.pods.delete, self._relist_pods
             ),
+            observe=self.metrics.watch_restart,
         )
         self.node_watch = Reflector(
             api_client,
@@ -148,6 +149,7 @@ class HerderOperator:
                 self.nodes.delete,
                 self._relist_nodes,
             ),
+            observe=self.metrics.watch_restart,
         )
         self.loops = SchedulingLoops(self.scheduler)
         store = KubeLeaseStore(api_client, source.namespace, settings.lease_name)

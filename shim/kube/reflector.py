@@ -37,6 +37,8 @@ log = logging.getLogger("herder.watch")
 Apply = Callable[[Mapping[str, Any]], None]
 Listing = Callable[[], "tuple[list[dict[str, Any]], str]"]
 """list() -> (every object, the listing's resourceVersion)."""
+Observe = Callable[[str, str], None]
+"""observe(kind, reason): a stream reopened because it `ended`, `broke` or `expired`."""
 Relist = Callable[[list[dict[str, Any]], float], None]
 """relist(every object, when the listing began (monotonic)): apply them all, forget the rest."""
 
@@ -92,13 +94,20 @@ def split_lines(chunks: Iterator[bytes]) -> Iterator[bytes]:
 
 
 class Reflector:
-    def __init__(self, api_client: client.ApiClient, target: WatchTarget, timing: WatchTiming = WatchTiming()) -> None:
+    def __init__(
+        self,
+        api_client: client.ApiClient,
+        target: WatchTarget,
+        timing: WatchTiming = WatchTiming(),
+        observe: Observe | None = None,
+    ) -> None:
         config = copy.copy(api_client.configuration)
         config.connection_pool_maxsize = 1
         self._api = client.ApiClient(config)
         self._api.user_agent = api_client.user_agent
         self._target = target
         self._timing = timing
+        self._observe = observe or (lambda kind, reason: None)
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._response: urllib3.BaseHTTPResponse | None = None
@@ -136,17 +145,21 @@ class Reflector:
                     must_list, just_listed = False, True
                 if self._follow():
                     pause, just_listed = self._timing.first_pause, False
+                if not self._stop.is_set():
+                    self._observe(self._target.kind, "ended")
                 continue
             except Expired as error:
                 must_list = True
+                self._observe(self._target.kind, "expired")
                 if not just_listed:
                     log.info("%s watch: %s; listing again", self._target.kind, error)
                     continue
                 problem = f"even the fresh listing's resourceVersion is refused ({error})"
             except Exception as error:
+                if self._stop.is_set():
+                    return
+                self._observe(self._target.kind, "broken")
                 problem = f"broke ({error})"
-            if self._stop.is_set():
-                return
             log.warning(
                 "%s watch %s; again from resourceVersion %s in %.1fs",
                 self._target.kind,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -192,3 +193,5 @@ def test_the_operator_keeps_binding_after_its_pod_watch_broke_and_expired(cluste
     cluster.create_pods("batch", 2, prefix="late", cpu="1")
     cluster.all_bound("batch")
     assert herder.operator.pods.counts()["own"] == 4
+    metrics = urllib.request.urlopen(f"http://127.0.0.1:{herder.operator.rest_port}/metrics").read().decode()
+    assert 'herder_watch_restarts_total{reason="expired",resource="pods"} 1.0' in metrics

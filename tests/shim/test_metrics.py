@@ -161,6 +161,18 @@ async def test_bind_latency_errors_and_eviction_results_come_from_the_shim(serve
     assert value(s, "herder_evictions_total", result="refused") == 1
 
 
+async def test_watch_restarts_are_counted_by_resource_and_reason(served: Served) -> None:
+    shim = served.shim_metrics
+    shim.watch_restart("pods", "ended")
+    shim.watch_restart("pods", "expired")
+    shim.watch_restart("pods", "ended")
+    shim.watch_restart("nodes", "broken")
+    s = await scrape(served)
+    assert value(s, "herder_watch_restarts_total", resource="pods", reason="ended") == 2
+    assert value(s, "herder_watch_restarts_total", resource="pods", reason="expired") == 1
+    assert value(s, "herder_watch_restarts_total", resource="nodes", reason="broken") == 1
+
+
 async def test_label_values_from_callers_stay_bounded(served: Served) -> None:
     for i in range(3 * MAX_LABEL_VALUES):
         served.shim_metrics.bind_error(f"error {i}")
