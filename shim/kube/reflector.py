@@ -180,17 +180,22 @@ class Reflector:
     def _follow(self) -> bool:
         """One watch stream until it ends; True when it delivered anything (so the pause resets)."""
         response = self._open()
-        delivered = False
+        delivered = ended = False
         try:
             for line in split_lines(self._chunks(response)):
                 if self._stop.is_set():
                     break
                 self._dispatch(json.loads(line))
                 delivered = True
+            else:
+                ended = True
         finally:
             with self._lock:
                 self._response = None
-            response.release_conn()
+            if ended:
+                response.release_conn()  # read to its end: the connection can serve the next watch
+            else:
+                response.close()  # left mid-stream: unread bytes must not reach the next request
         return delivered
 
     def _open(self) -> urllib3.BaseHTTPResponse:
