@@ -277,6 +277,11 @@ class HerderOperator:
                 stop_flag.set()
 
         asyncio.run(operate())
+        # kopf runs its cleanup handler only when its start-up handler had finished; a SIGTERM
+        # during start-up (the watches and the Lease loop may already run) must still step down,
+        # release the Lease and finish in-flight bindings.
+        if self._threads_started:
+            self.stop()
 
     # -- the binder's and evictor's API calls ------------------------------------------------
     def _post_binding(self, namespace: str, name: str, node: str, pod: str) -> None:
