@@ -102,9 +102,7 @@ def queue_chart(plt: Any, report: Mapping[str, Any], path: Path) -> None:
         ax.grid(alpha=0.3)
     fig.suptitle(f"{report['name']}: queue usage ({' solid, '.join(resources)} dashed; max dotted)")
     axes[-1][0].set_xlabel("simulated seconds")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _save(plt, fig, path)
 
 
 def quota_chart(plt: Any, report: Mapping[str, Any], path: Path) -> bool:
@@ -141,9 +139,7 @@ def quota_chart(plt: Any, report: Mapping[str, Any], path: Path) -> bool:
         ax.grid(alpha=0.3)
     fig.suptitle(f"{report['name']}: elastic quota used (solid) vs runtime (dashed)")
     axes[-1][0].set_xlabel("simulated seconds")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _save(plt, fig, path)
     return True
 
 
@@ -164,6 +160,10 @@ def pending_chart(plt: Any, report: Mapping[str, Any], path: Path) -> None:
     ax.yaxis.get_major_locator().set_params(integer=True)
     ax.grid(alpha=0.3)
     ax.legend(loc="upper right", fontsize="small")
+    _save(plt, fig, path)
+
+
+def _save(plt: Any, fig: Any, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

@@ -356,6 +356,17 @@ def _check_unique(reader: _Reader, names: list[tuple[str, str]], what: str) -> N
             seen[name] = where
 
 
+def _named_objects(reader: _Reader, top: Mapping[str, Any], key: str, what: str) -> list[Mapping[str, Any]]:
+    """The Kubernetes objects listed under `key`, each with a metadata.name, no name twice."""
+    found: list[Mapping[str, Any]] = []
+    for i, raw in enumerate(reader.seq(top.get(key), key)):
+        if reader.mapping(raw, f"{key}[{i}]") and isinstance(raw, Mapping):
+            reader.metadata_name(raw, f"{key}[{i}]")
+            found.append(raw)
+    _check_unique(reader, [(_name_of(obj), f"{key}[{i}]") for i, obj in enumerate(found)], what)
+    return found
+
+
 def parse_scenario(
     document: object, default_name: str = "scenario", overrides: Mapping[str, str] | None = None
 ) -> Scenario:
@@ -394,19 +405,8 @@ def parse_scenario(
         "node",
     )
 
-    namespaces: list[Mapping[str, Any]] = []
-    for i, raw in enumerate(reader.seq(top.get("namespaces"), "namespaces")):
-        if reader.mapping(raw, f"namespaces[{i}]") and isinstance(raw, Mapping):
-            reader.metadata_name(raw, f"namespaces[{i}]")
-            namespaces.append(raw)
-    _check_unique(reader, [(_name_of(ns), f"namespaces[{i}]") for i, ns in enumerate(namespaces)], "namespace")
-
-    quotas: list[Mapping[str, Any]] = []
-    for i, raw in enumerate(reader.seq(top.get("quotas"), "quotas")):
-        if reader.mapping(raw, f"quotas[{i}]") and isinstance(raw, Mapping):
-            reader.metadata_name(raw, f"quotas[{i}]")
-            quotas.append(raw)
-    _check_unique(reader, [(_name_of(q), f"quotas[{i}]") for i, q in enumerate(quotas)], "ElasticQuota")
+    namespaces = _named_objects(reader, top, "namespaces", "namespace")
+    quotas = _named_objects(reader, top, "quotas", "ElasticQuota")
 
     workload: list[WorkloadEntry] = []
     for i, raw in enumerate(reader.seq(top.get("workload"), "workload")):
