@@ -92,6 +92,19 @@ def herder_pod(
     }
 
 
+def team_pod(name: str, cpu: str = "1") -> dict[str, Any]:
+    """A pending Herder pod in namespace team-a with a fixed uid, as the status writers' tests submit it."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "team-a", "uid": f"uid-{name}"},
+        "spec": {
+            "schedulerName": "herder",
+            "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu}}}],
+        },
+    }
+
+
 def quota_body(name: str, namespace: str, min_: dict[str, str], max_: dict[str, str], **labels: str) -> dict[str, Any]:
     return {
         "apiVersion": "scheduling.sigs.k8s.io/v1alpha1",

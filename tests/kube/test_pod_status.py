@@ -16,6 +16,7 @@ from core.scheduler import Scheduler
 from shim.convert import node_to_info, pod_to_ask
 from shim.kube.pod_status import PodConditionWriter, shown_reason
 from shim.kube.status_api import StatusApi
+from tests.kube.conftest import team_pod
 from tests.kube.kmock_thread import KmockThread
 
 NAMESPACE = {"metadata": {"name": "team-a"}}
@@ -44,18 +45,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-def pod(name: str, cpu: str = "1") -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "team-a", "uid": f"uid-{name}"},
-        "spec": {
-            "schedulerName": "herder",
-            "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu}}}],
-        },
-    }
 
 
 class World:
@@ -108,7 +97,7 @@ def world() -> Iterator[World]:
 
 
 def test_waiting_pod_shows_the_schedulers_reason(world: World) -> None:
-    world.submit(pod("job-1"))
+    world.submit(team_pod("job-1"))
     writer = world.writer()
     world.feed(writer)
     assert writer.tick() == 1
@@ -118,7 +107,7 @@ def test_waiting_pod_shows_the_schedulers_reason(world: World) -> None:
 
 
 def test_an_unchanged_reason_is_not_written_again(world: World) -> None:
-    world.submit(pod("job-1"))
+    world.submit(team_pod("job-1"))
     writer = world.writer()
     world.feed(writer)
     writer.tick()
@@ -131,7 +120,7 @@ def test_an_unchanged_reason_is_not_written_again(world: World) -> None:
 
 
 def test_a_new_reason_replaces_the_old_one(world: World) -> None:
-    world.submit(pod("big", cpu="6"))
+    world.submit(team_pod("big", cpu="6"))
     writer = world.writer()
     world.feed(writer)
     writer.tick()
@@ -149,7 +138,7 @@ def test_a_new_reason_replaces_the_old_one(world: World) -> None:
 
 
 def test_a_burst_of_waiting_pods_is_written_a_few_per_interval(world: World) -> None:
-    world.submit(*(pod(f"job-{i}") for i in range(5)))
+    world.submit(*(team_pod(f"job-{i}") for i in range(5)))
     writer = world.writer(per_pass=2, interval=1.0)
     world.feed(writer)
     made = [writer.tick()]
@@ -163,7 +152,7 @@ def test_a_burst_of_waiting_pods_is_written_a_few_per_interval(world: World) -> 
 
 
 def test_a_pod_placed_before_the_write_is_left_to_its_binding(world: World) -> None:
-    world.submit(pod("job-1"))
+    world.submit(team_pod("job-1"))
     writer = world.writer()
     world.feed(writer)
     world.scheduler.update_node(
@@ -177,7 +166,7 @@ def test_a_pod_placed_before_the_write_is_left_to_its_binding(world: World) -> N
 
 
 def test_a_bound_pod_is_never_marked_unschedulable(world: World) -> None:
-    world.submit(pod("job-1"))
+    world.submit(team_pod("job-1"))
     writer = world.writer()
     world.feed(writer)
     world.core.patch_namespaced_pod("job-1", "team-a", {"spec": {"nodeName": "n1"}})
@@ -186,7 +175,7 @@ def test_a_bound_pod_is_never_marked_unschedulable(world: World) -> None:
 
 
 def test_reason_already_shown_after_a_restart_is_not_rewritten(world: World) -> None:
-    world.submit(pod("job-1"))
+    world.submit(team_pod("job-1"))
     first = world.writer()
     world.feed(first)
     first.tick()

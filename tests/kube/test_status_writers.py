@@ -19,6 +19,7 @@ from shim.kube.pod_status import PodConditionWriter
 from shim.kube.quota_status import QuotaStatusWriter
 from shim.kube.status import StatusWriters
 from shim.kube.status_api import StatusApi
+from tests.kube.conftest import team_pod
 from tests.kube.kmock_thread import KmockThread
 
 GROUP, VERSION, PLURAL = "scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas"
@@ -41,18 +42,6 @@ class Queued:
 
     def report(self, event: SchedulingEvent) -> None:
         self.events.put(event)
-
-
-def pod(name: str, cpu: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "team-a", "uid": f"uid-{name}"},
-        "spec": {
-            "schedulerName": "herder",
-            "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu}}}],
-        },
-    }
 
 
 @pytest.fixture
@@ -92,7 +81,7 @@ def scheduled_world(api: KmockThread) -> tuple[Scheduler, Queued]:
     sched.update_quota(quota_to_spec(QUOTA))
     sched.update_node(node_to_info({"metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "8", "pods": "9"}}}))
     core = client.CoreV1Api(api.api_client())
-    for item in (pod("fits", "1500m"), pod("waits", "1")):
+    for item in (team_pod("fits", "1500m"), team_pod("waits", "1")):
         core.create_namespaced_pod("team-a", item)
         sched.add_ask(pod_to_ask(item, {"metadata": {"name": "team-a"}}))
     sched.schedule()
