@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -63,18 +63,33 @@ def server() -> Iterator[EmulatorServer]:
         yield running
 
 
-def start_watch(server: EmulatorServer, received: Received) -> tuple[Reflector, client.CoreV1Api]:
-    api_client = server.api_client()
-    reader = ClusterReader(api_client)
-    target = WatchTarget("pods", "/api/v1/pods", reader.pod_listing, received.apply, received.delete, received.relist)
-    reflector = Reflector(api_client, target)
-    _, version = reader.pod_listing()
-    reflector.start(version)
-    # The emulator replays current objects on connect instead of events since `version`; tests
-    # that count events wait for the stream, and for kmock to subscribe it to new events.
-    eventually(lambda: reflector.streams >= 1, "the watch to be open")
-    time.sleep(0.1)
-    return reflector, client.CoreV1Api(api_client)
+Watch = Callable[[Received], tuple[Reflector, client.CoreV1Api]]
+
+
+@pytest.fixture
+def watch(server: EmulatorServer) -> Iterator[Watch]:
+    """Start a pod watch from a fresh listing, handing on to `received`; stopped after the test."""
+    started: list[Reflector] = []
+
+    def start(received: Received) -> tuple[Reflector, client.CoreV1Api]:
+        api_client = server.api_client()
+        reader = ClusterReader(api_client)
+        target = WatchTarget(
+            "pods", "/api/v1/pods", reader.pod_listing, received.apply, received.delete, received.relist
+        )
+        reflector = Reflector(api_client, target)
+        started.append(reflector)
+        _, version = reader.pod_listing()
+        reflector.start(version)
+        # The emulator replays current objects on connect instead of events since `version`; tests
+        # that count events wait for the stream, and for kmock to subscribe it to new events.
+        eventually(lambda: reflector.streams >= 1, "the watch to be open")
+        time.sleep(0.1)
+        return reflector, client.CoreV1Api(api_client)
+
+    yield start
+    for reflector in started:
+        reflector.stop()
 
 
 def pod_watches(server: EmulatorServer) -> list[dict[str, str]]:
@@ -84,90 +99,80 @@ def pod_watches(server: EmulatorServer) -> list[dict[str, str]]:
     return server.call(read)
 
 
-def test_added_modified_and_deleted_pods_arrive_in_order(server: EmulatorServer) -> None:
+def expire_and_end_pod_watches(server: EmulatorServer) -> None:
+    """As after a compaction: every pod resourceVersion so far is gone, and the open watches end."""
+
+    async def expire_and_end() -> None:
+        server.emulator.expire_versions(PODS)
+        await server.emulator.end_watches(PODS)
+
+    server.call(expire_and_end)
+
+
+def test_added_modified_and_deleted_pods_arrive_in_order(watch: Watch) -> None:
     received = Received()
-    reflector, core = start_watch(server, received)
-    try:
-        core.create_namespaced_pod("batch", herder_pod("a"))
-        core.patch_namespaced_pod("a", "batch", {"metadata": {"labels": {"step": "two"}}})
-        core.delete_namespaced_pod("a", "batch")
-        eventually(lambda: received.has(("delete", "a")), "the DELETED event for a")
-        assert received.entries() == [("apply", "a"), ("apply", "a"), ("delete", "a")]
-    finally:
-        reflector.stop()
+    _, core = watch(received)
+    core.create_namespaced_pod("batch", herder_pod("a"))
+    core.patch_namespaced_pod("a", "batch", {"metadata": {"labels": {"step": "two"}}})
+    core.delete_namespaced_pod("a", "batch")
+    eventually(lambda: received.has(("delete", "a")), "the DELETED event for a")
+    assert received.entries() == [("apply", "a"), ("apply", "a"), ("delete", "a")]
 
 
-def test_a_broken_stream_resumes_from_the_last_version_seen(server: EmulatorServer) -> None:
+def test_a_broken_stream_resumes_from_the_last_version_seen(server: EmulatorServer, watch: Watch) -> None:
     received = Received()
-    reflector, core = start_watch(server, received)
-    try:
-        created = core.create_namespaced_pod("batch", herder_pod("before"))
-        eventually(lambda: received.has(("apply", "before")), "the pod created before the break")
-        server.call(lambda: server.emulator.end_watches(PODS))
-        eventually(lambda: len(pod_watches(server)) >= 2, "a second watch request")
-        core.create_namespaced_pod("batch", herder_pod("after"))
-        eventually(lambda: received.has(("apply", "after")), "the pod created after the break")
-        first, second = pod_watches(server)[:2]
-        assert second["resourceVersion"] == created.metadata.resource_version
-        assert first["resourceVersion"] != second["resourceVersion"]
-        assert second["allowWatchBookmarks"] == "true"
-        assert reflector.relists == 0
-    finally:
-        reflector.stop()
+    reflector, core = watch(received)
+    created = core.create_namespaced_pod("batch", herder_pod("before"))
+    eventually(lambda: received.has(("apply", "before")), "the pod created before the break")
+    server.call(lambda: server.emulator.end_watches(PODS))
+    eventually(lambda: len(pod_watches(server)) >= 2, "a second watch request")
+    core.create_namespaced_pod("batch", herder_pod("after"))
+    eventually(lambda: received.has(("apply", "after")), "the pod created after the break")
+    first, second = pod_watches(server)[:2]
+    assert second["resourceVersion"] == created.metadata.resource_version
+    assert first["resourceVersion"] != second["resourceVersion"]
+    assert second["allowWatchBookmarks"] == "true"
+    assert reflector.relists == 0
 
 
-def test_an_expired_version_lists_everything_again_and_the_watch_goes_on(server: EmulatorServer) -> None:
+def test_an_expired_version_lists_everything_again_and_the_watch_goes_on(server: EmulatorServer, watch: Watch) -> None:
     received = Received()
-    reflector, core = start_watch(server, received)
-    try:
-        core.create_namespaced_pod("batch", herder_pod("kept"))
-        eventually(lambda: received.has(("apply", "kept")), "the first pod")
-
-        async def expire_and_break() -> None:
-            server.emulator.expire_versions(PODS)
-            await server.emulator.end_watches(PODS)
-
-        server.call(expire_and_break)
-        eventually(lambda: received.has(("relist", "kept")), "a fresh listing after 410 Gone")
-        core.create_namespaced_pod("batch", herder_pod("later"))
-        eventually(lambda: received.has(("apply", "later")), "a pod created after the relisting")
-        assert reflector.relists == 1
-    finally:
-        reflector.stop()
+    reflector, core = watch(received)
+    core.create_namespaced_pod("batch", herder_pod("kept"))
+    eventually(lambda: received.has(("apply", "kept")), "the first pod")
+    expire_and_end_pod_watches(server)
+    eventually(lambda: received.has(("relist", "kept")), "a fresh listing after 410 Gone")
+    core.create_namespaced_pod("batch", herder_pod("later"))
+    eventually(lambda: received.has(("apply", "later")), "a pod created after the relisting")
+    assert reflector.relists == 1
 
 
-def test_a_server_refusing_every_version_is_not_hammered_with_listings(server: EmulatorServer) -> None:
+def test_a_server_refusing_every_version_is_not_hammered_with_listings(server: EmulatorServer, watch: Watch) -> None:
     received = Received()
-    reflector, _ = start_watch(server, received)
-    try:
+    reflector, _ = watch(received)
 
-        async def refuse_all() -> None:
-            server.emulator.expired_before["pods"] = 10**9
-            await server.emulator.end_watches(PODS)
+    async def refuse_all() -> None:
+        server.emulator.expired_before["pods"] = 10**9
+        await server.emulator.end_watches(PODS)
 
-        server.call(refuse_all)
-        eventually(lambda: reflector.relists >= 1, "a listing after 410 Gone")
-        time.sleep(1.2)
-        # Pauses of 0.5 s then 1 s after each refused fresh listing; a spinning loop lists hundreds of times.
-        assert reflector.relists <= 3
-    finally:
-        reflector.stop()
+    server.call(refuse_all)
+    eventually(lambda: reflector.relists >= 1, "a listing after 410 Gone")
+    time.sleep(1.2)
+    # Pauses of 0.5 s then 1 s after each refused fresh listing; a spinning loop lists hundreds of times.
+    assert reflector.relists <= 3
 
 
-def test_an_object_herder_cannot_take_does_not_stall_the_stream(server: EmulatorServer) -> None:
+def test_an_object_herder_cannot_take_does_not_stall_the_stream(watch: Watch) -> None:
     received = Received(refuse="broken")
-    reflector, core = start_watch(server, received)
-    try:
-        core.create_namespaced_pod("batch", herder_pod("broken"))
-        core.create_namespaced_pod("batch", herder_pod("fine"))
-        eventually(lambda: received.has(("apply", "fine")), "the pod after the one that failed")
-        assert reflector.streams == 1  # the failure did not cost a reconnection (and a replay)
-    finally:
-        reflector.stop()
+    reflector, core = watch(received)
+    core.create_namespaced_pod("batch", herder_pod("broken"))
+    core.create_namespaced_pod("batch", herder_pod("fine"))
+    eventually(lambda: received.has(("apply", "fine")), "the pod after the one that failed")
+    assert reflector.streams == 1  # the failure did not cost a reconnection (and a replay)
 
 
-def test_stop_ends_a_quiet_stream_at_once(server: EmulatorServer) -> None:
-    reflector, _ = start_watch(server, Received())
+def test_stop_ends_a_quiet_stream_at_once(watch: Watch) -> None:
+    reflector, _ = watch(Received())
     reflector.stop(timeout=10)
     assert reflector._thread is not None and not reflector._thread.is_alive()
 
@@ -182,12 +187,7 @@ def test_the_operator_keeps_binding_after_its_pod_watch_broke_and_expired(cluste
     cluster.create_namespace("batch")
     cluster.create_pods("batch", 2, cpu="1")
     cluster.all_bound("batch")
-
-    async def expire_and_break() -> None:
-        cluster.server.emulator.expire_versions(PODS)
-        await cluster.server.emulator.end_watches(PODS)
-
-    cluster.server.call(expire_and_break)
+    expire_and_end_pod_watches(cluster.server)
     assert herder.operator is not None
     eventually(lambda: herder.operator is not None and herder.operator.pod_watch.relists == 1, "a relisting")
     cluster.create_pods("batch", 2, prefix="late", cpu="1")
