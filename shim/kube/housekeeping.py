@@ -2,9 +2,9 @@
 
 Every tick (about a second): re-read the scheduler ConfigMap and hot-reload it when it changed,
 ask again for pods whose binding failed once their back-off is over, finish quota deletions
-the core deferred. Every `resync_interval` (and once shortly after start-up): list nodes and
-pods again and forget the ones that vanished without a DELETED event reaching us. Every ten
-seconds, when something happened: one log line saying what the replica did.
+the core deferred. Every ten seconds, when something happened: one log line saying what the
+replica did. (Pods and nodes that vanish unseen are the watches' business: they watch from the
+start-up listing's resourceVersion and list again when it expires, shim/kube/reflector.py.)
 """
 
 from __future__ import annotations
@@ -28,13 +28,11 @@ class Housekeeper:
         self._interval = interval
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="herder-housekeeping", daemon=True)
-        self._next_resync = 0.0
         self._next_progress = 0.0
         self._reported_bound = 0
 
-    def synced(self, listed_at: float) -> None:
-        """The start-up listing began at `listed_at` (monotonic); schedule the first reconciliation."""
-        self._next_resync = time.monotonic() + self._op.options.first_resync
+    def synced(self) -> None:
+        """The start-up listing is loaded: the first progress line comes ten seconds from now."""
         self._next_progress = time.monotonic() + PROGRESS_EVERY
 
     def start(self) -> None:
@@ -47,7 +45,7 @@ class Housekeeper:
 
     def _run(self) -> None:
         while not self._stop.wait(self._interval):
-            for chore in (self._reload, self._retry, self._resync, self._progress):
+            for chore in (self._reload, self._retry, self._progress):
                 if self._stop.is_set() or not self._op.alive:
                     return
                 try:
@@ -61,17 +59,6 @@ class Housekeeper:
     def _retry(self) -> None:
         self._op.pods.retry_due()
         self._op.quotas.retry()
-
-    def _resync(self) -> None:
-        if time.monotonic() < self._next_resync:
-            return
-        started = time.monotonic()
-        nodes = self._op.reader.nodes()
-        pods = self._op.reader.pods()
-        ghosts = self._op.pods.reconcile(pods, started) + self._op.nodes.reconcile(nodes)
-        if ghosts:
-            log.info("reconciled with a fresh listing: %d vanished objects forgotten", ghosts)
-        self._next_resync = time.monotonic() + self._op.options.resync_interval
 
     def _progress(self) -> None:
         now = time.monotonic()

@@ -1,9 +1,10 @@
 """Listing every node, namespace, ElasticQuota and pod with the official client, as plain dicts.
 
 Used for the start-up sync (nothing is scheduled before the whole cluster is known) and for
-reconciling ghosts later. Lists are paged (`limit`/`continue`) so a large cluster is never one
-huge response, and read as raw JSON: the scheduler works on dicts, and building the client's
-model objects for thousands of pods only to turn them back into dicts would be wasted time.
+listing again after a watch's resourceVersion expired. Lists are paged (`limit`/`continue`) so
+a large cluster is never one huge response, and read as raw JSON: the scheduler works on
+dicts, and building the client's model objects for thousands of pods only to turn them back
+into dicts would be wasted time.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ One object per replica owns everything the replica runs:
   `ConfigReloader` (the scheduler ConfigMap);
 - the outputs: `Binder` and `Evictor` behind the core's `ShimCallbacks`;
 - the threads: `Leadership` (the Lease) running `SchedulingLoops` (cycle and recycler) while it
-  leads, and a housekeeper (config reload, binding retries, ghost reconciliation, progress log).
+  leads, and a housekeeper (config reload, binding retries, progress log).
 
 Life cycle: `run()` runs kopf in the calling thread. kopf's start-up handler lists the whole
 cluster (`start()`), so the core knows every node, namespace, quota and pod before the first
@@ -65,8 +65,6 @@ class OperatorOptions:
     identity: str
     bind_timeout: float = 10.0
     housekeeping_interval: float = 1.0
-    resync_interval: float = 300.0
-    first_resync: float = 15.0
     rest_port: int | None = None  # None: no REST server; 0: any free port (see HerderOperator.rest_port)
     rest_host: str = "0.0.0.0"
     webhook_port: int | None = None  # None: no admission webhooks
@@ -178,7 +176,6 @@ class HerderOperator:
             log.warning("the ElasticQuota CRD is not installed; elastic quotas are off until it is (restart)")
         else:
             self.quotas.apply_all(quotas)
-        listed_at = time.monotonic()
         pods, pod_version = self.reader.pod_listing()
         for pod in pods:
             self.pods.apply(pod)
@@ -195,7 +192,7 @@ class HerderOperator:
             counts["foreign"],
             time.monotonic() - began,
         )
-        self.housekeeper.synced(listed_at)
+        self.housekeeper.synced()
         self.status.mark_synced()
         if not self._threads_started:
             self._threads_started = True

@@ -265,8 +265,9 @@ class PodSync:
     def reconcile(self, listed: Iterable[Mapping[str, Any]], started: float) -> int:
         """Forget pods missing from a listing begun at `started` that were last seen before it.
 
-        A pod deleted between the start-up listing and the watch's own listing never gets a
-        DELETED event; this catches it. Pods seen after `started` are newer than the listing.
+        After the pod watch's resourceVersion expired (410 Gone), a pod deleted meanwhile never
+        gets a DELETED event; the fresh listing catches it. Pods seen after `started` are newer
+        than the listing.
         """
         present = {pod_key(pod) for pod in listed}
         with self._lock:

@@ -174,7 +174,6 @@ def replica_options(identity: str, namespace: str = HERDER_NAMESPACE, **changes:
         identity=identity,
         bind_timeout=1.0,
         housekeeping_interval=0.2,
-        first_resync=2.0,
         rest_port=0,
         rest_host="127.0.0.1",
     )
