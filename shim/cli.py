@@ -10,34 +10,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import yaml
 
 from core.config import ConfigError, SettingsError, load_config, parse_settings
-
-EXIT_OK = 0
-EXIT_INVALID = 1
-EXIT_USAGE = 2
-
-
-def herder_version() -> str:
-    try:
-        return version("herder")
-    except PackageNotFoundError:
-        return "0+unknown"
-
-
-def parse_set_options(pairs: Sequence[str]) -> dict[str, str]:
-    """`--set key=value` options as a settings map; a pair without `=` is a usage error."""
-    values: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise SettingsError(f"--set {pair}: expected key=value")
-        values[key.strip()] = value
-    return values
+from shim.command import EXIT_INVALID, EXIT_OK, EXIT_USAGE, herder_version
 
 
 def _config_source(path: Path) -> tuple[object, dict[str, object]]:
@@ -87,8 +65,17 @@ def simulate_command(args: argparse.Namespace) -> int:
 
 
 def bench_command(args: argparse.Namespace) -> int:
-    from shim.sim.bench import bench_command as run
-
+    try:
+        from shim.bench.scheduling import bench_command as run
+    except ModuleNotFoundError as error:
+        if not (error.name or "").startswith("shim.bench"):
+            raise
+        print(
+            "herder bench: the benches are not installed here (the container image leaves them out); "
+            "run them from a source checkout: pip install -e '.[dev]'",
+            file=sys.stderr,
+        )
+        return EXIT_INVALID
     return run(args)
 
 

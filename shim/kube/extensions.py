@@ -5,10 +5,10 @@ place that starts and stops them with the operator, so `herder run` has one list
 
 - REST API and /metrics (`shim.rest`): on `--rest-port` (0: off), in its own thread and event
   loop so a slow client never delays kopf's watches.
-- Status writers (`shim.kube.status`): ElasticQuota `status.used` and runtime annotations,
+- Status writers (`shim.kube.write.status`): ElasticQuota `status.used` and runtime annotations,
   pod PodScheduled=False conditions, throttled Kubernetes Events. WIRING POINT: started here
   when the module exists (see `_start_status`).
-- Admission webhooks (`shim.kube.webhooks`): registered into kopf's registry before kopf
+- Admission webhooks (`shim.kube.admission.webhooks`): registered into kopf's registry before kopf
   starts, on `--webhook-port` (0: off) (see `register_webhooks`).
 """
 
@@ -97,10 +97,10 @@ def register_webhooks(op: HerderOperator, registry: kopf.OperatorRegistry, setti
     port = op.options.webhook_port
     if not port:
         return False
-    if not _available("shim.kube.webhooks"):
-        log.warning("--webhook-port %d given but shim/kube/webhooks.py is not installed; no webhooks", port)
+    if not _available("shim.kube.admission.webhooks"):
+        log.warning("--webhook-port %d given but shim/kube/admission/webhooks.py is not installed; no webhooks", port)
         return False
-    from shim.kube.webhooks import WebhookDeps, register_webhooks, scheduler_quota_tree, webhook_server
+    from shim.kube.admission.webhooks import WebhookDeps, register_webhooks, scheduler_quota_tree, webhook_server
 
     deps = WebhookDeps(
         settings=lambda: op.scheduler.settings,
@@ -122,16 +122,16 @@ def register_webhooks(op: HerderOperator, registry: kopf.OperatorRegistry, setti
 
 
 def _start_status(op: HerderOperator, extras: Extras) -> None:
-    # WIRING POINT for shim/kube/status.py (ElasticQuota status, PodScheduled conditions, Events):
+    # WIRING POINT for shim/kube/write/status.py (ElasticQuota status, PodScheduled conditions, Events):
     # start its writer(s) here with the operator's api_client, scheduler, cache and
     # callbacks.events queue, and append whatever has a stop() to extras.stoppers.
-    if not _available("shim.kube.status"):
-        log.info("status writers (shim/kube/status.py) not installed: no quota status, pod conditions or Events")
+    if not _available("shim.kube.write.status"):
+        log.info("status writers (shim/kube/write/status.py) not installed: no quota status, pod conditions or Events")
         return
-    status = importlib.import_module("shim.kube.status")
+    status = importlib.import_module("shim.kube.write.status")
     starter = getattr(status, "start_status_writers", None)
     if starter is None:
-        log.warning("shim/kube/status.py has no start_status_writers(operator); status writers not started")
+        log.warning("shim/kube/write/status.py has no start_status_writers(operator); status writers not started")
         return
     stopper = starter(op)
     if stopper is not None:

@@ -3,7 +3,7 @@
 kopf watches namespaces and ElasticQuotas with `@kopf.on.event` handlers only: they keep no
 state in kopf, add no finalizers and send no patches (`on.create`/`update`, timers and daemons
 would write annotations, status fields and finalizers). Pods and nodes are not watched by kopf
-at all: their events are the hot path and go through shim/kube/reflector.py, so kopf never sees,
+at all: their events are the hot path and go through shim/kube/watch/reflector.py, so kopf never sees,
 let alone writes, a pod or a node. Every handler is idempotent, because the initial listing
 (type None) and every watch (re)connection deliver objects again. The start-up handler lists
 the whole cluster and starts the pod and node watches, the Lease loop and housekeeping; the
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import kopf
 from kubernetes import client
 
-from shim.kube.listing import QUOTA_GROUP, QUOTA_PLURAL, QUOTA_VERSION
+from shim.kube.kinds import QUOTA_GROUP, QUOTA_PLURAL, QUOTA_VERSION
 
 if TYPE_CHECKING:
     from shim.kube.operator import HerderOperator

@@ -4,7 +4,7 @@ Every tick (about a second): re-read the scheduler ConfigMap and hot-reload it w
 ask again for pods whose binding failed once their back-off is over, finish quota deletions
 the core deferred. Every ten seconds, when something happened: one log line saying what the
 replica did. (Pods and nodes that vanish unseen are the watches' business: they watch from the
-start-up listing's resourceVersion and list again when it expires, shim/kube/reflector.py.)
+start-up listing's resourceVersion and list again when it expires, shim/kube/watch/reflector.py.)
 """
 
 from __future__ import annotations

@@ -32,23 +32,23 @@ from kubernetes import client
 
 from core.config import ConfigError
 from core.scheduler import Scheduler
-from shim.cli import herder_version
-from shim.kube.api import KubeWriter
-from shim.kube.binder import GONE, RETRY, Binder, BindPolicy, classify
-from shim.kube.cache import KubeCache
-from shim.kube.callbacks import ShimCallbacks
-from shim.kube.evictor import Evictor
+from shim.command import herder_version
 from shim.kube.housekeeping import Housekeeper
-from shim.kube.lease import LeaderElector
-from shim.kube.lease_store import KubeLeaseStore
-from shim.kube.listing import ClusterReader
-from shim.kube.loops import Leadership, SchedulingLoops
-from shim.kube.nodes import NodeSync
-from shim.kube.pods import PodSync
-from shim.kube.quotas import QuotaSync
-from shim.kube.recorder import EventRecorder
-from shim.kube.reflector import Reflector, WatchTarget
-from shim.kube.reload import ConfigReloader, ConfigSource, parse_configmap
+from shim.kube.leader.lease import LeaderElector
+from shim.kube.leader.loops import Leadership, SchedulingLoops
+from shim.kube.watch.cache import KubeCache
+from shim.kube.watch.listing import ClusterReader
+from shim.kube.watch.nodes import NodeSync
+from shim.kube.watch.pods import PodSync
+from shim.kube.watch.quotas import QuotaSync
+from shim.kube.watch.reflector import Reflector, WatchTarget
+from shim.kube.watch.reload import ConfigReloader, ConfigSource, parse_configmap
+from shim.kube.write.api import KubeWriter
+from shim.kube.write.binder import GONE, RETRY, Binder, BindPolicy, classify
+from shim.kube.write.callbacks import ShimCallbacks
+from shim.kube.write.evictor import Evictor
+from shim.kube.write.lease_store import KubeLeaseStore
+from shim.kube.write.recorder import EventRecorder
 from shim.metrics import ShimMetrics
 from shim.rest import RestStatus
 

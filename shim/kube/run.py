@@ -21,9 +21,9 @@ from pathlib import Path
 from kubernetes import client, config
 
 from core.config import ConfigError, SettingsError, load_config, parse_settings
-from shim.cli import EXIT_INVALID, EXIT_OK, EXIT_USAGE, parse_set_options
+from shim.command import EXIT_INVALID, EXIT_OK, EXIT_USAGE, parse_set_options
 from shim.kube.operator import HerderOperator, OperatorOptions, StartupError
-from shim.kube.reload import ConfigSource
+from shim.kube.watch.reload import ConfigSource
 
 log = logging.getLogger("herder.operator")
 

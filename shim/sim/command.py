@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TextIO
 
 from core.config import SettingsError
-from shim.cli import EXIT_INVALID, EXIT_OK, EXIT_USAGE, parse_set_options
+from shim.command import EXIT_INVALID, EXIT_OK, EXIT_USAGE, parse_set_options
 from shim.sim.charts import ChartsUnavailable, write_charts
 from shim.sim.cluster import PENDING, RUNNING, SimCluster
 from shim.sim.engine import Simulation

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from shim.kube.webhooks import ROUTES
+from shim.kube.admission.webhooks import ROUTES
 
 Manifest = dict[str, Any]
 KINDS = {"ValidatingWebhookConfiguration": True, "MutatingWebhookConfiguration": False}

@@ -17,7 +17,7 @@ import pytest
 import yaml
 from kubernetes import client
 
-from shim.kube.reload import ConfigSource
+from shim.kube.watch.reload import ConfigSource
 from tests.kube.emulator import (
     HERDER_NAMESPACE,
     EmulatorServer,

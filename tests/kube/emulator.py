@@ -22,7 +22,7 @@ from kubernetes import client
 
 from core.scheduler import Scheduler
 from shim.kube.operator import HerderOperator, OperatorOptions
-from shim.kube.reload import ConfigSource
+from shim.kube.watch.reload import ConfigSource
 from tests.kube.emulator_api import NAMESPACES, NODES, PODS, BindingFaults, BindingRecord, HerderEmulator
 
 T = TypeVar("T")

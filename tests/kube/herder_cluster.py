@@ -24,7 +24,7 @@ import aiohttp.web
 from kubernetes import client
 
 from e2e.backends import Cluster
-from shim.kube.reload import ConfigSource
+from shim.kube.watch.reload import ConfigSource
 from tests.kube.emulator import (
     HERDER_NAMESPACE,
     EmulatorServer,

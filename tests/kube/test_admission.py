@@ -10,7 +10,7 @@ from core.config.settings import Settings, parse_settings
 from core.elastic.spec import ElasticQuotaSpec
 from core.resources import Resource
 from shim.convert import ANNOTATION_USER_INFO, LABEL_PREEMPTIBLE, LABEL_QUOTA_NAME, user_info
-from shim.kube.admission import AdmissionPolicy, Decision, QuotaTree, review_pod, review_workload
+from shim.kube.admission.decisions import AdmissionPolicy, Decision, QuotaTree, review_pod, review_workload
 
 ALICE = {"username": "alice", "uid": "u-1", "groups": ["team-a", "system:authenticated"]}
 MALLORY = {"username": "mallory", "uid": "u-2", "groups": ["system:authenticated"]}

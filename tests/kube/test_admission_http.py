@@ -5,8 +5,8 @@ from __future__ import annotations
 import base64
 import json
 
-from shim.kube.admission import Decision
-from shim.kube.admission_http import admission_response, json_patch
+from shim.kube.admission.decisions import Decision
+from shim.kube.admission.direct import admission_response, json_patch
 
 
 def test_merge_patch_becomes_adds_where_missing_and_replaces_where_present() -> None:

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from shim.convert import ANNOTATION_RUNTIME, LABEL_IS_PARENT, LABEL_PARENT, quota_to_spec
-from shim.kube.admission import QuotaTree
-from shim.kube.admission_quota import review_quota
+from shim.kube.admission.decisions import QuotaTree
+from shim.kube.admission.quota import review_quota
 
 ADMIN = {"username": "admin", "groups": ["system:masters"]}
 

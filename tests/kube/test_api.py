@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from shim.kube.api import KubeWriter
+from shim.kube.write.api import KubeWriter
 from tests.kube.emulator import EmulatorServer, namespace_body, node_body
 
 

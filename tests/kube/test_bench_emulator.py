@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from shim.kube.bench_emulator import run_emulator_bench
+from shim.bench.emulator import run_emulator_bench
 
 pytestmark = pytest.mark.timeout(180)
 

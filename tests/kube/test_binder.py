@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from shim.kube.binder import FAILED, GONE, RETRY, Binder, BindPolicy, classify
+from shim.kube.write.binder import FAILED, GONE, RETRY, Binder, BindPolicy, classify
 
 
 class ApiError(Exception):

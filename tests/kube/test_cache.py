@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shim.kube.cache import KubeCache
+from shim.kube.watch.cache import KubeCache
 
 
 def pod(name: str, uid: str, namespace: str = "team") -> dict[str, Any]:

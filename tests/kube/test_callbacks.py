@@ -7,9 +7,9 @@ import threading
 from core.events import SchedulingEvent
 from core.objects.ask import Allocation
 from core.resources import Resource
-from shim.kube.binder import Binder, BindPolicy
-from shim.kube.callbacks import ShimCallbacks
-from shim.kube.evictor import Evictor
+from shim.kube.write.binder import Binder, BindPolicy
+from shim.kube.write.callbacks import ShimCallbacks
+from shim.kube.write.evictor import Evictor
 
 PODS = {"uid-1": ("team", "web-1")}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from shim.kube.evictor import Evictor
+from shim.kube.write.evictor import Evictor
 
 
 class ApiError(Exception):

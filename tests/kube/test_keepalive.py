@@ -19,8 +19,8 @@ import pytest
 import trustme
 from kubernetes import client
 
-from shim.kube import keepalive
-from shim.kube.api import KubeWriter
+from shim.kube.write import keepalive
+from shim.kube.write.api import KubeWriter
 
 
 class Bindings(BaseHTTPRequestHandler):

@@ -7,7 +7,7 @@ import threading
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shim.kube.lease import LeaderElector, LeaseRecord
+from shim.kube.leader.lease import LeaderElector, LeaseRecord
 
 
 class VersionedLease:

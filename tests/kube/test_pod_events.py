@@ -11,8 +11,8 @@ import pytest
 from kubernetes import client
 
 from core.events import REQUEST, SchedulingEvent
-from shim.kube.pod_events import COMBINED, EventCorrelator, EventNote, EventWriter, pod_event
-from shim.kube.status_api import StatusApi
+from shim.kube.write.pod_events import COMBINED, EventCorrelator, EventNote, EventWriter, pod_event
+from shim.kube.write.status_api import StatusApi
 from tests.kube.kmock_thread import KmockThread
 
 

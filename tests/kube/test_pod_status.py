@@ -14,8 +14,8 @@ from core.events import SchedulingEvent
 from core.objects.ask import Allocation
 from core.scheduler import Scheduler
 from shim.convert import node_to_info, pod_to_ask
-from shim.kube.pod_status import PodConditionWriter, shown_reason
-from shim.kube.status_api import StatusApi
+from shim.kube.write.pod_status import PodConditionWriter, shown_reason
+from shim.kube.write.status_api import StatusApi
 from tests.kube.conftest import team_pod
 from tests.kube.kmock_thread import KmockThread
 

@@ -14,8 +14,8 @@ from core.config import load_config
 from core.objects.node_info import NodeInfo
 from core.scheduler import Scheduler
 from shim.convert import node_to_info
-from shim.kube.cache import KubeCache
-from shim.kube.pods import PodSync
+from shim.kube.watch.cache import KubeCache
+from shim.kube.watch.pods import PodSync
 
 
 class Recorded:

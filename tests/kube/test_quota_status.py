@@ -14,8 +14,8 @@ from core.events import SchedulingEvent
 from core.objects.ask import Allocation
 from core.scheduler import Scheduler
 from shim.convert import ANNOTATION_REQUEST, ANNOTATION_RUNTIME, node_to_info, pod_to_ask, quota_to_spec
-from shim.kube.quota_status import QuotaStatusWriter, kube_quantities
-from shim.kube.status_api import StatusApi
+from shim.kube.write.quota_status import QuotaStatusWriter, kube_quantities
+from shim.kube.write.status_api import StatusApi
 from tests.kube.kmock_thread import KmockThread
 
 GROUP, VERSION, PLURAL = "scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas"

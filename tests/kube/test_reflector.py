@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from shim.kube.listing import ClusterReader
-from shim.kube.reflector import Reflector, WatchTarget, split_lines
+from shim.kube.watch.listing import ClusterReader
+from shim.kube.watch.reflector import Reflector, WatchTarget, split_lines
 from tests.kube.conftest import Cluster, eventually, herder_pod
 from tests.kube.emulator import EmulatorServer, namespace_body
 from tests.kube.emulator_api import PODS

@@ -14,11 +14,11 @@ from core.events import SchedulingEvent
 from core.objects.ask import Allocation
 from core.scheduler import Scheduler
 from shim.convert import node_to_info, pod_to_ask, quota_to_spec
-from shim.kube.pod_events import EventCorrelator, EventWriter
-from shim.kube.pod_status import PodConditionWriter
-from shim.kube.quota_status import QuotaStatusWriter
-from shim.kube.status import StatusWriters
-from shim.kube.status_api import StatusApi
+from shim.kube.write.pod_events import EventCorrelator, EventWriter
+from shim.kube.write.pod_status import PodConditionWriter
+from shim.kube.write.quota_status import QuotaStatusWriter
+from shim.kube.write.status import StatusWriters
+from shim.kube.write.status_api import StatusApi
 from tests.kube.conftest import team_pod
 from tests.kube.kmock_thread import KmockThread
 

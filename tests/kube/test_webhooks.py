@@ -22,8 +22,8 @@ from core.config.settings import Settings
 from core.elastic.spec import ElasticQuotaSpec
 from core.resources import Resource
 from shim.convert import ANNOTATION_USER_INFO, LABEL_PREEMPTIBLE
-from shim.kube.admission import QuotaTree
-from shim.kube.webhooks import (
+from shim.kube.admission.decisions import QuotaTree
+from shim.kube.admission.webhooks import (
     MUTATE_POD,
     MUTATE_WORKLOAD,
     VALIDATE_QUOTA,

@@ -82,12 +82,22 @@ def test_text_report_names_each_figure(capsys: pytest.CaptureFixture[str]) -> No
         assert label in out
 
 
-def test_emulator_bench_missing_is_said_plainly(
+def test_benches_missing_from_an_install_are_said_plainly(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(sys.modules, "shim.kube.bench_emulator", None)  # as before the shim ships it
-    assert main(["bench", "--emulator"]) == 1
-    assert "does not exist yet" in capsys.readouterr().err
+    monkeypatch.setitem(sys.modules, "shim.bench.scheduling", None)  # as in the container image
+    assert main(["bench"]) == 1
+    err = capsys.readouterr().err
+    assert "not installed" in err and "pip install -e '.[dev]'" in err
+
+
+def test_emulator_bench_without_kmock_says_how_to_install_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "kmock", None)  # a runtime-only install: no dev extra
+    assert main(["bench", "--emulator", "--nodes", "1", "--pods", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "kmock" in err and "pip install -e '.[dev]'" in err
 
 
 def test_users_without_groups_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 from core.elastic.validation import validate_quota_change, validate_quota_deletion
 from shim.convert import quota_to_spec
 from shim.convert_pod import ConversionError, meta_of
-from shim.kube.admission import (
+from shim.kube.admission.decisions import (
     INVALID,
     UNAVAILABLE,
     Decision,

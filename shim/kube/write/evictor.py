@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from shim.kube.binder import Locate
+from shim.kube.write.binder import Locate
 
 log = logging.getLogger("herder.evictor")
 

@@ -22,7 +22,7 @@ from typing import Any
 from core.config import ConfigError, Settings, SettingsError, load_config, parse_settings
 from core.config.schema import SchedulerConfig
 from core.scheduler import Scheduler
-from shim.kube.recorder import EventRecorder
+from shim.kube.write.recorder import EventRecorder
 
 log = logging.getLogger("herder.config")
 

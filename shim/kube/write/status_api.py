@@ -14,7 +14,7 @@ from typing import Any
 
 from kubernetes import client
 
-from shim.kube.webhooks import QUOTA_GROUP, QUOTA_PLURAL, QUOTA_VERSION
+from shim.kube.kinds import QUOTA_GROUP, QUOTA_PLURAL, QUOTA_VERSION
 
 MERGE = "application/merge-patch+json"
 STRATEGIC = "application/strategic-merge-patch+json"

@@ -12,7 +12,7 @@ from typing import Any
 
 from kubernetes import client
 
-from shim.kube.lease import LeaseRecord
+from shim.kube.leader.lease import LeaseRecord
 
 
 def _micro_time(seconds: float) -> str:
@@ -38,7 +38,7 @@ def _spec(record: LeaseRecord) -> dict[str, Any]:
 
 
 class KubeLeaseStore:
-    """`shim.kube.lease.LeaseStore` over the API; errors other than 409 propagate to the caller."""
+    """`shim.kube.leader.lease.LeaseStore` over the API; errors other than 409 propagate to the caller."""
 
     def __init__(self, api_client: client.ApiClient, namespace: str, name: str, timeout: float = 5.0) -> None:
         self._api = client.CoordinationV1Api(api_client)

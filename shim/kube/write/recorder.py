@@ -14,7 +14,7 @@ from typing import Any
 
 from kubernetes import client
 
-from shim.kube.event_body import core_event, wall_timestamp
+from shim.kube.write.event_body import core_event, wall_timestamp
 
 log = logging.getLogger("herder.events")
 

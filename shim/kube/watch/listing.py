@@ -15,7 +15,8 @@ from typing import Any
 
 from kubernetes import client
 
-QUOTA_GROUP, QUOTA_VERSION, QUOTA_PLURAL = "scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas"
+from shim.kube.kinds import QUOTA_GROUP, QUOTA_PLURAL, QUOTA_VERSION
+
 PAGE = 500
 
 

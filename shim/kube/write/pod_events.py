@@ -3,7 +3,7 @@
 The core's scheduling events about pods (`Scheduled`, `Unschedulable`, `Evicted`, `Preempted`,
 `EvictionRefused`, `PreferencesIgnored`) become core/v1 Events on the pod, under the names
 kube-scheduler and the kubelet use where one exists (`FailedScheduling` for a waiting pod).
-Refusals of ElasticQuotas, the ConfigMap and Nodes are posted by shim/kube/recorder.py, which
+Refusals of ElasticQuotas, the ConfigMap and Nodes are posted by shim/kube/write/recorder.py, which
 knows when a refusal has settled; they are not repeated here.
 
 `EventCorrelator` does what client-go's event correlator does, as pure bookkeeping:
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from core.events import REQUEST, SchedulingEvent
-from shim.kube.event_body import core_event, wall_timestamp
+from shim.kube.write.event_body import core_event, wall_timestamp
 
 log = logging.getLogger("herder.events")
 

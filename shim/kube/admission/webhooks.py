@@ -1,8 +1,8 @@
 """Herder's admission webhooks in kopf: the handlers the chart's webhook configurations call, and
 the HTTPS server that serves them.
 
-The decisions themselves are pure functions (shim/kube/admission.py for pods and workloads,
-shim/kube/admission_quota.py for ElasticQuotas); this module only adapts kopf's handler
+The decisions themselves are pure functions (shim/kube/admission/decisions.py for pods and workloads,
+shim/kube/admission/quota.py for ElasticQuotas); this module only adapts kopf's handler
 arguments to them and their decisions back to kopf (a refusal raises `kopf.AdmissionError`, a
 mutation fills kopf's patch, which kopf answers as a JSONPatch).
 
@@ -25,7 +25,7 @@ The handler ids are the URL paths of the chart's webhook configurations
     /mutate-workload        Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob CREATE,
                             UPDATE (mutating: user.info on the pod template; refusals)
 
-Given `deps`, the server answers `/mutate-workload` itself (shim/kube/admission_http.py) instead
+Given `deps`, the server answers `/mutate-workload` itself (shim/kube/admission/direct.py) instead
 of through kopf, which would keep about 1 KiB per workload ever updated (the operator does not
 watch workloads, so kopf never learns they are gone); without it kopf's handler answers.
 
@@ -44,7 +44,7 @@ import kopf
 
 from core.config.settings import Settings
 from core.elastic.spec import ElasticQuotaSpec
-from shim.kube.admission import (
+from shim.kube.admission.decisions import (
     WORKLOAD_RESOURCES,
     AdmissionPolicy,
     Decision,
@@ -54,15 +54,13 @@ from shim.kube.admission import (
     review_pod,
     review_workload,
 )
-from shim.kube.admission_http import DirectWebhookServer
-from shim.kube.admission_quota import review_quota
+from shim.kube.admission.direct import DirectWebhookServer
+from shim.kube.admission.quota import review_quota
+from shim.kube.kinds import QUOTA_GROUP, QUOTA_PLURAL
 
 VALIDATE_QUOTA = "validate-elasticquota"
 MUTATE_POD = "mutate-pod"
 MUTATE_WORKLOAD = "mutate-workload"
-
-QUOTA_GROUP, QUOTA_VERSION, QUOTA_PLURAL = "scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas"
-
 
 Operation = Literal["CREATE", "UPDATE", "DELETE"]
 

@@ -18,7 +18,7 @@ from core.elastic.spec import ElasticQuotaSpec
 from core.scheduler import Scheduler
 from shim.convert import quota_to_spec
 from shim.convert_pod import ConversionError
-from shim.kube.recorder import EventRecorder
+from shim.kube.write.recorder import EventRecorder
 
 log = logging.getLogger("herder.quotas")
 

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 
 from core.scheduler import Scheduler
-from shim.kube.lease import LeaderElector
+from shim.kube.leader.lease import LeaderElector
 
 log = logging.getLogger("herder.operator")
 

@@ -7,8 +7,8 @@ import queue
 
 from core.events import SchedulingEvent
 from core.objects.ask import Allocation
-from shim.kube.binder import Binder
-from shim.kube.evictor import Evictor
+from shim.kube.write.binder import Binder
+from shim.kube.write.evictor import Evictor
 
 log = logging.getLogger("herder.operator")
 

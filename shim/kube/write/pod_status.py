@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from core.events import REQUEST, SchedulingEvent
 from shim.convert_pod import list_at, map_at, meta_of
-from shim.kube.event_body import wall_timestamp
+from shim.kube.write.event_body import wall_timestamp
 
 log = logging.getLogger("herder.status")
 

@@ -19,15 +19,16 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import resource
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from shim.kube.bench_emulator_process import EmulatorProcess, measure_ceiling, quantile
+from shim.bench.emulator_process import EmulatorProcess, measure_ceiling, quantile
 from shim.kube.operator import OperatorOptions
-from shim.kube.reload import ConfigSource
+from shim.kube.watch.reload import ConfigSource
 
 HERDER_NAMESPACE = "herder-system"
 
@@ -62,6 +63,11 @@ def _options(identity: str) -> OperatorOptions:
 
 
 def run_emulator_bench(args: argparse.Namespace) -> dict[str, Any]:
+    if importlib.util.find_spec("kmock") is None:
+        raise RuntimeError(
+            "--emulator runs kmock's Kubernetes API emulator, a development dependency that is not installed: "
+            "in a source checkout, pip install -e '.[dev]'"
+        )
     _source_checkout()
     try:
         # Test code, not part of the installed package: imported by name so type checks of shim stay apart.

@@ -18,7 +18,7 @@ from typing import Any
 
 import kopf
 
-from shim.kube.admission import Decision
+from shim.kube.admission.decisions import Decision
 
 DirectRoute = Callable[[Mapping[str, Any]], Decision]
 """A decision over an AdmissionReview's `request` part."""

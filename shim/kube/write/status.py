@@ -1,15 +1,15 @@
 """The status writers: what Herder writes back to the cluster so people see what it decided.
 
-- ElasticQuota `status.used` and the `runtime`/`request` annotations (shim/kube/quota_status.py);
-- pods' `PodScheduled=False` condition with the reason they wait (shim/kube/pod_status.py);
+- ElasticQuota `status.used` and the `runtime`/`request` annotations (shim/kube/write/quota_status.py);
+- pods' `PodScheduled=False` condition with the reason they wait (shim/kube/write/pod_status.py);
 - Kubernetes Events for scheduled, waiting, evicted and preempted pods, correlated and rate
-  limited (shim/kube/pod_events.py).
+  limited (shim/kube/write/pod_events.py).
 
 `StatusWriters` runs them in one thread: every `tick` seconds it drains the core's scheduling
 events (ShimCallbacks.events) into the pod writers, then lets each writer do what its own rate
 limit allows (`status.interval` for quota status and pod conditions, the event token bucket for
 Events). Only the leader writes: while `active()` is false the events are drained and dropped.
-The API calls are those of shim/kube/status_api.py, all declared in shim/kube/permissions.py.
+The API calls are those of shim/kube/write/status_api.py, all declared in shim/kube/permissions.py.
 
 The operator starts it with `start_status_writers(operator)` (shim/kube/extensions.py) and stops
 it with `.stop()`.
@@ -25,10 +25,10 @@ from collections.abc import Callable
 from typing import Any
 
 from core.events import SchedulingEvent
-from shim.kube.pod_events import EventCorrelator, EventWriter
-from shim.kube.pod_status import PodConditionWriter
-from shim.kube.quota_status import QuotaStatusWriter
-from shim.kube.status_api import StatusApi
+from shim.kube.write.pod_events import EventCorrelator, EventWriter
+from shim.kube.write.pod_status import PodConditionWriter
+from shim.kube.write.quota_status import QuotaStatusWriter
+from shim.kube.write.status_api import StatusApi
 
 log = logging.getLogger("herder.status")
 

@@ -4,7 +4,7 @@ Only these subresources are ever written for pods; kopf itself never writes to p
 
 Bindings are the hot path (one per placed pod), so they skip the client's model layer: the body
 is a plain dict serialised once, with the client's own auth headers (tokens refreshed by its
-hook), POSTed on a connection each binder thread keeps (shim/kube/keepalive.py: half the CPU
+hook), POSTed on a connection each binder thread keeps (shim/kube/write/keepalive.py: half the CPU
 of urllib3). Where that transport cannot go (a proxy, say) the POST goes through the client's
 urllib3 pool instead; the writer has a pool of its own, sized for the binder's workers, so no
 binding waits for, or opens, a connection another call holds.
@@ -20,7 +20,7 @@ from urllib.parse import quote
 import urllib3
 from kubernetes import client
 
-from shim.kube.keepalive import KeptAliveConnections, usable
+from shim.kube.write.keepalive import KeptAliveConnections, usable
 
 _BINDING_PATH = "/api/v1/namespaces/{namespace}/pods/{name}/binding"
 

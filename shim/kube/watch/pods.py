@@ -36,7 +36,7 @@ from shim.convert import (
     pod_to_ask,
 )
 from shim.convert_pod import ConversionError
-from shim.kube.cache import KubeCache
+from shim.kube.watch.cache import KubeCache
 
 log = logging.getLogger("herder.pods")
 

@@ -14,8 +14,8 @@ from typing import Any
 from core.scheduler import Scheduler
 from shim.convert import node_to_info
 from shim.convert_pod import ConversionError
-from shim.kube.cache import KubeCache
-from shim.kube.recorder import EventRecorder
+from shim.kube.watch.cache import KubeCache
+from shim.kube.write.recorder import EventRecorder
 
 log = logging.getLogger("herder.nodes")
 
