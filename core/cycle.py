@@ -26,6 +26,7 @@ from core.objects.ask import Allocation, Ask
 from core.objects.node_index import static_mismatch
 from core.objects.queue import Queue
 from core.policies import app_order_depends_on_usage, application_key, order_applications, order_queues
+from core.resources import Resource
 from core.state import CoreState
 
 
@@ -98,14 +99,20 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
         rules = ", ".join(ask.constraints.unsupported_required)
         _park(state, app, ask, f"Herder cannot honour required rules: {rules}", now)
         return None
-    reason = leaf.max_violation(ask.resource)
-    cluster_full: str | None = None
-    if reason is not None and reason == state.partition.root.max_violation(ask.resource):
-        # Only the root (the cluster's size) says no: no node fits, which in-quota preemption
-        # below may still solve, so the ask goes on to the other checks.
-        cluster_full, reason = reason, None
+    reason = cluster_full = None
+    over = leaf.over_max(ask.resource)
+    if over is not None:
+        queue, key = over
+        if queue.parent is None:
+            # Only the root (the cluster's size) says no: no node fits, which in-quota preemption
+            # below may still solve, so the ask goes on to the other checks.
+            cluster_full = _cluster_full(state, ask.resource)
+        else:
+            reason = queue.max_message(key, ask.resource.get_value(key))
     if reason is None and not app.is_running:
         reason = leaf.app_limit_violation()
+    if reason is None and cluster_full and not _preemption_may_help(state, ask):
+        reason = cluster_full  # the cluster is full and nothing may be taken back for this ask
     if reason is not None:
         _park(state, app, ask, reason, now)
         return None
@@ -128,6 +135,19 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
         _park(state, app, ask, reason or "cannot run", now)
         return None
     return _commit(state, leaf, app, ask, quota, node_id, now)
+
+
+def _cluster_full(state: CoreState, resource: Resource) -> str | None:
+    """Why `resource` does not fit the root queue's max (the cluster's size), or None. A full
+    cluster refuses every pending pod each time a pod ends, so the answer is kept per request
+    shape until the root's usage changes (a placement, or a change that moves the version)."""
+    stamp = (state.version, len(state.allocations))
+    if state.cluster_full_stamp != stamp:
+        state.cluster_full_stamp = stamp
+        state.cluster_full.clear()
+    if resource not in state.cluster_full:
+        state.cluster_full[resource] = state.partition.root.max_violation(resource)
+    return state.cluster_full[resource]
 
 
 def _shape(ask: Ask) -> object:
@@ -215,6 +235,18 @@ def _advance_state(app: Application, first: bool, now: float) -> None:
         app.transition(AppState.STARTING, now)
     if app.state is AppState.COMPLETING or (app.state is AppState.STARTING and (not first or not app.asks)):
         app.transition(AppState.RUNNING, now)
+
+
+def _preemption_may_help(state: CoreState, ask: Ask) -> bool:
+    """Whether evicting pods could make room for this ask: it already waits for victims, or its
+    quota has preemptible running pods of a lower priority (in-quota preemption)."""
+    if ask.key in state.preempting:
+        return True
+    quota = state.ask_quota.get(ask.key, DEFAULT_QUOTA)
+    if quota in (DEFAULT_QUOTA, SYSTEM_QUOTA):
+        return False
+    floor = _lowest_preemptible_priority(state, quota)
+    return floor is not None and floor < ask.priority
 
 
 def _lowest_preemptible_priority(state: CoreState, quota: str) -> int | None:

@@ -119,8 +119,9 @@ _T = TypeVar("_T")
 class Resource(Mapping[str, int]):
     """An immutable vector of named integer quantities. Zero entries are kept as given."""
 
-    __slots__ = ("_values",)
+    __slots__ = ("_hash", "_values")
     _values: dict[str, int]
+    _hash: int  # set on the first hash: requests are dictionary keys on every decision
 
     def __init__(self, values: Mapping[str, int] | Iterable[tuple[str, int]] = ()) -> None:
         object.__setattr__(self, "_values", dict(values))
@@ -176,7 +177,12 @@ class Resource(Mapping[str, int]):
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(frozenset(self._values.items()))
+        try:
+            return self._hash
+        except AttributeError:
+            value = hash(frozenset(self._values.items()))
+            object.__setattr__(self, "_hash", value)
+            return value
 
     def __repr__(self) -> str:
         return f"Resource({self._values!r})"

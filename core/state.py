@@ -26,6 +26,7 @@ from core.metrics import SchedulerMetrics
 from core.objects.application import Application
 from core.objects.ask import Allocation, Ask
 from core.objects.partition import Partition
+from core.resources import Resource
 from core.ugm.manager import UserGroupManager
 
 HISTORY = 1000  # finished and rejected applications kept for the REST API
@@ -60,6 +61,9 @@ class CoreState:
         self.waiting_for_node: dict[str, Allocation] = {}
         self.reasons: dict[str, str] = {}
         self.fit_failures: dict[object, tuple[int, str]] = {}
+        # why a request does not fit the cluster's size, while (version, allocations) is unchanged
+        self.cluster_full: dict[Resource, str | None] = {}
+        self.cluster_full_stamp: tuple[int, int] = (-1, -1)
         self.preempting: dict[str, frozenset[str]] = {}
         # per quota: the lowest priority of its preemptible running pods, and when it was read
         self.preempt_floor: dict[str, tuple[tuple[int, int], int | None]] = {}

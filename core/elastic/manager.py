@@ -87,6 +87,7 @@ class ElasticQuotaManager:
         self._specs: dict[str, ElasticQuotaSpec] = {}
         self._tree = QuotaTree(self._settings.min_scaling)
         self._requests: dict[str, _Pod] = {}
+        self._requested: dict[str, _UsageSum] = {}  # pending and running pods' requests per quota
         self._pod_count: dict[str, int] = {}  # pods (pending or running) per quota, kept as they come and go
         self._running: dict[str, tuple[_Pod, RunningPod]] = {}
         self._used_by: dict[str, _UsageSum] = {}  # running pods per quota
@@ -94,6 +95,7 @@ class ElasticQuotaManager:
         self._outside_tree = _UsageSum()  # running pods of the system and default quotas
         self._total = Resource()
         self._foreign = Resource()
+        self._pool_stale = False  # the root's pool is worked out when the tree is next read
         self._over_since: dict[str, float] = {}
         self._refused: dict[str, float] = {}
 
@@ -152,21 +154,25 @@ class ElasticQuotaManager:
     def set_cluster_total(self, total: Resource) -> None:
         with self._lock:
             self._total = total
-            self._refresh_pool()
+            self._pool_stale = True
 
     def set_foreign_used(self, used: Resource) -> None:
         with self._lock:
             self._foreign = used
-            self._refresh_pool()
+            self._pool_stale = True
 
-    def _refresh_pool(self) -> None:
-        """The root's pool: the cluster total minus what foreign pods and the quotas outside the
-        tree use, never below zero (in plain dicts: this runs on every default-quota pod)."""
-        pool = self._total.to_dict()
-        for taken in (self._foreign, self._outside_tree.values):
-            for key, value in taken.items():
-                pool[key] = pool.get(key, 0) - value
-        self._tree.set_pool({key: max(value, 0) for key, value in pool.items()})
+    def _fresh_tree(self) -> QuotaTree:
+        """The quota tree with its runtimes up to date. The root's pool is the cluster total minus
+        what foreign pods and the quotas outside the tree use, never below zero; it changes with
+        every default-quota pod, so it is worked out here, when runtimes are read, not per pod."""
+        if self._pool_stale:
+            self._pool_stale = False
+            pool = self._total.to_dict()
+            for taken in (self._foreign, self._outside_tree.values):
+                for key, value in taken.items():
+                    pool[key] = pool.get(key, 0) - value
+            self._tree.set_pool({key: max(value, 0) for key, value in pool.items()})
+        return self._tree
 
     def _in_tree(self, quota: str) -> bool:
         return quota in self._specs
@@ -177,6 +183,7 @@ class ElasticQuotaManager:
                 self.remove_request(key)
             self._requests[key] = _Pod(quota, resource, preemptible)
             self._pod_count[quota] = self._pod_count.get(quota, 0) + 1
+            self._requested.setdefault(quota, _UsageSum()).add(resource, 1)
             if self._in_tree(quota):
                 self._tree.add_pod_request(quota, resource, 1)
 
@@ -189,6 +196,7 @@ class ElasticQuotaManager:
                     self._pod_count[pod.quota] = left
                 else:
                     self._pod_count.pop(pod.quota, None)
+                self._requested[pod.quota].add(pod.resource, -1)
             if pod is not None and self._in_tree(pod.quota):
                 self._tree.add_pod_request(pod.quota, pod.resource, -1)
 
@@ -204,7 +212,7 @@ class ElasticQuotaManager:
             self._count_running(pod, 1)
             outside = (SYSTEM_QUOTA, DEFAULT_QUOTA)
             if quota in outside or (previous is not None and previous[0].quota in outside):
-                self._refresh_pool()
+                self._pool_stale = True
 
     def release(self, key: str) -> None:
         with self._lock:
@@ -213,7 +221,7 @@ class ElasticQuotaManager:
             if entry is not None:
                 self._count_running(entry[0], -1)
                 if entry[0].quota in (SYSTEM_QUOTA, DEFAULT_QUOTA):
-                    self._refresh_pool()
+                    self._pool_stale = True
 
     def _count_running(self, pod: _Pod, sign: int) -> None:
         self._used_by.setdefault(pod.quota, _UsageSum()).add(pod.resource, sign)
@@ -233,7 +241,7 @@ class ElasticQuotaManager:
         with self._lock:
             if name in (SYSTEM_QUOTA, DEFAULT_QUOTA):
                 return self._max(name)
-            node = self._tree.nodes.get(name)
+            node = self._fresh_tree().nodes.get(name)
             return Resource(node.runtime) if node else Resource()
 
     def _used(self, quota: str, only_non_preemptible: bool = False) -> Resource:
@@ -301,11 +309,8 @@ class ElasticQuotaManager:
             return result
 
     def _request_sum(self, quota: str) -> Resource:
-        total = Resource()
-        for pod in self._requests.values():
-            if pod.quota == quota:
-                total = total + pod.resource
-        return total
+        sums = self._requested.get(quota)
+        return sums.resource() if sums is not None else Resource()
 
     def documents(self) -> list[dict[str, object]]:
         with self._lock:

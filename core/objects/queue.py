@@ -138,24 +138,36 @@ class Queue:
         for queue in self.ancestry():
             queue.running_apps += sign
 
-    def max_violation(self, request: Resource) -> str | None:
-        """Why `request` does not fit this queue's max or an ancestor's, or None."""
+    def over_max(self, request: Resource) -> tuple[Queue, str] | None:
+        """The first queue, from this one up to root, whose max `request` would pass, and the
+        resource it would pass; None when every max along the path holds it."""
         for queue in self.ancestry():
             limit = queue.max
             if limit is None:
                 continue
+            allocated = queue.allocated
             for key, cap in limit.items():
                 amount = request.get(key, 0)
-                if amount <= 0:
-                    continue
-                used = queue.allocated.get(key, 0)
-                if used + amount > cap:
-                    what = "the cluster size" if queue.parent is None else "max"
-                    return (
-                        f"queue {queue.path} would exceed {what} {key}: {format_amount(key, used)} "
-                        f"allocated + {format_amount(key, amount)} asked > {format_amount(key, cap)}"
-                    )
+                if amount > 0 and allocated.get(key, 0) + amount > cap:
+                    return queue, key
         return None
+
+    def max_message(self, key: str, amount: int) -> str:
+        """Why `amount` more of `key` does not fit this queue's max (the cluster's size at root)."""
+        assert self.max is not None
+        what = "the cluster size" if self.parent is None else "max"
+        return (
+            f"queue {self.path} would exceed {what} {key}: {format_amount(key, self.allocated.get(key, 0))} "
+            f"allocated + {format_amount(key, amount)} asked > {format_amount(key, self.max[key])}"
+        )
+
+    def max_violation(self, request: Resource) -> str | None:
+        """Why `request` does not fit this queue's max or an ancestor's, or None."""
+        over = self.over_max(request)
+        if over is None:
+            return None
+        queue, key = over
+        return queue.max_message(key, request.get(key, 0))
 
     def app_limit_violation(self) -> str | None:
         """Why a new application cannot start here (maxapplications along the path), or None."""

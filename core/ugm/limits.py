@@ -101,6 +101,11 @@ class LimitTable:
             found = limits.groups.get(name)
         return found if found is not None else NO_LIMIT
 
+    def limits_any(self, queue_paths: Iterable[str]) -> bool:
+        """Whether any of these queues has a limit of any user or group."""
+        queues = self.queues
+        return bool(queues) and any(path in queues for path in queue_paths)
+
     def named_user_paths(self, user: str, queue_paths: Iterable[str]) -> frozenset[str]:
         """The queues among `queue_paths` where `user` has a limit of their own (not `*`): there
         the user's limit takes precedence over group limits (seed 000)."""

@@ -282,7 +282,7 @@ class UserGroupManager:
             if (current != _UNKNOWN) != pinned.known or (pinned.known and current != pinned.group_name):
                 return None
             table = pinned.table
-            if not force:
+            if not force and table.limits_any(path for _, path in levels):
                 denial = user_tracker.check_increase(levels, application_id, usage, table)
                 if denial is None and group_tracker is not None:
                     exempt = table.named_user_paths(user_tracker.name, (path for _, path in levels))
