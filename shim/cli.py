@@ -97,6 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("scenario", help="scenario YAML file (see examples/)")
     simulate.add_argument("--json", action="store_true", help="print the whole report as JSON")
     simulate.add_argument("--out", metavar="DIR", help="write report.json and PNG charts into DIR")
+    simulate.add_argument(
+        "--indent", type=int, default=0, metavar="N", help="indent the JSON report by N spaces (default: compact)"
+    )
     simulate.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a setting")
     simulate.add_argument("--quiet", action="store_true", help="no progress bar")
     simulate.set_defaults(handler=simulate_command)

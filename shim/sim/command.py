@@ -14,7 +14,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from core.config import SettingsError
 from shim.command import EXIT_INVALID, EXIT_OK, EXIT_USAGE, parse_set_options
@@ -73,6 +73,13 @@ def _fail(message: str, problems: list[str] | None = None) -> None:
         print(f"  - {problem}", file=sys.stderr)
 
 
+def _json(report: dict[str, Any], indent: int) -> str:
+    """The report as JSON: compact unless asked for indentation (reports reach tens of MB)."""
+    if indent > 0:
+        return json.dumps(report, indent=indent)
+    return json.dumps(report, separators=(",", ":"))
+
+
 def simulate_command(args: argparse.Namespace) -> int:
     path = Path(args.scenario)
     try:
@@ -106,7 +113,7 @@ def simulate_command(args: argparse.Namespace) -> int:
         directory = Path(args.out)
         try:
             directory.mkdir(parents=True, exist_ok=True)
-            (directory / REPORT_FILE).write_text(json.dumps(report, indent=2) + "\n")
+            (directory / REPORT_FILE).write_text(_json(report, args.indent) + "\n")
         except OSError as err:
             _fail(f"cannot write the report into {directory}: {err.strerror}")
             return EXIT_USAGE
@@ -117,7 +124,7 @@ def simulate_command(args: argparse.Namespace) -> int:
             print(f"herder simulate: no charts: {err}", file=sys.stderr)
         print("wrote " + ", ".join(str(p) for p in written), file=notes)
     try:
-        print(json.dumps(report, indent=2) if args.json else human_summary(report))
+        print(_json(report, args.indent) if args.json else human_summary(report))
         sys.stdout.flush()
     except BrokenPipeError:  # the reader (`| head`) stopped early: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

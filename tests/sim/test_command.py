@@ -54,6 +54,20 @@ def test_out_writes_the_report_and_charts(tmp_path: Path, capsys: pytest.Capture
     assert "wrote " in out and "report.json" in out
 
 
+def test_json_report_is_compact_unless_indentation_is_asked(capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = str(EXAMPLES / "elastic-borrowing.yaml")
+    assert main(["simulate", scenario, "--json", "--quiet"]) == 0
+    compact = capsys.readouterr().out
+    assert main(["simulate", scenario, "--json", "--quiet", "--indent", "2"]) == 0
+    indented = capsys.readouterr().out
+    assert compact.count("\n") == 1 and ", " not in compact.split('"pods"')[0]
+    assert indented.count("\n") > 100
+    first, second = json.loads(compact), json.loads(indented)
+    for report in (first, second):
+        del report["summary"]["wall_seconds"]  # the one figure that is not the scenario's
+    assert first == second
+
+
 def test_human_summary_says_what_ran_and_why_pods_wait(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, {"nodes": [node(cpu="2")], "workload": [pod("job", count=3, cpu="1")], "until": 10})
     assert main(["simulate", str(path), "--quiet"]) == 0
