@@ -103,12 +103,3 @@ def test_emulator_bench_without_kmock_says_how_to_install_it(
 def test_users_without_groups_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "--nodes", "10", "--pods", "50", "--users", "5"]) == 2
     assert "--groups" in capsys.readouterr().err
-
-
-def test_bench_with_gangs_places_every_gang_whole(capsys: pytest.CaptureFixture[str]) -> None:
-    run = bench_json(capsys, "--nodes", "20", "--pods", "200", "--gangs", "10")["scheduling"]
-    assert run["gangs_percent"] == 10
-    # One application in ten (app 0 of 8) is a gang of 25: each member placed as a placeholder,
-    # then replaced by its real pod.
-    assert run["placeholders"] == run["replacements"] == 25
-    assert run["placed"] == run["binds"] == 200 + 25 - run["pending"]
