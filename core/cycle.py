@@ -175,7 +175,10 @@ def _commit(
     state: CoreState, leaf: Queue, app: Application, ask: Ask, quota: str, node_id: str, now: float
 ) -> Allocation:
     partition = state.partition
-    allocation = Allocation.for_ask(ask, node_id, now, queue_path=leaf.path)
+    # Unix time, like the start time of a pod recovered from the cluster, so "newest first"
+    # compares the two and documents show it as it is.
+    placed_at = now + state.epoch_offset()
+    allocation = Allocation.for_ask(ask, node_id, placed_at, queue_path=leaf.path)
     node = partition.nodes[node_id]
     node.add(allocation)
     partition.node_index.refresh(node)
@@ -197,7 +200,7 @@ def _commit(
     if not app.asks:
         leaf.pending_apps.pop(app.app_id, None)
     _advance_state(app, first, now)
-    state.quotas.allocate(ask.key, quota, ask.resource, ask.preemptible, ask.priority, now)
+    state.quotas.allocate(ask.key, quota, ask.resource, ask.preemptible, ask.priority, placed_at)
     state.ask_app.pop(ask.key, None)
     state.allocations[ask.key] = allocation
     state.reasons.pop(ask.key, None)

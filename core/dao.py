@@ -1,14 +1,18 @@
 """The documents the REST API and the simulator report show, as plain JSON-able data.
 
-Field names follow YuniKorn's REST documents (`queuename`, `maxResource`,
-`foreignAllocations`, ...) so its tools and habits carry over. Resources are maps of core
+Field names and units follow YuniKorn's REST documents (`queuename`, `maxResource`,
+`foreignAllocations`, ...) so its tools and its web UI carry over. Resources are maps of core
 resource names to integers: `vcore` in millicores, `memory` in bytes, `pods`, and any other
-resource by its Kubernetes name. Every function here reads state under the scheduler's lock
-(the caller holds it) and returns fresh dicts that share nothing with the core.
+resource by its Kubernetes name. Times are Unix-epoch nanoseconds (the core's clock plus
+`state.epoch_offset()`); priorities are strings, as YuniKorn prints them. Every function here
+reads state under the scheduler's lock (the caller holds it) and returns fresh dicts that
+share nothing with the core.
 """
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,9 +23,35 @@ from core.objects.node import Node
 from core.objects.queue import Queue
 from core.state import CoreState
 
+CLUSTER_ID = "herder"  # YuniKorn's rmID / clusterId: the one cluster this scheduler serves
+TAG_NAMESPACE = "kubernetes.io/meta/namespace"
+TAG_POD_NAME = "kubernetes.io/meta/podName"
+
 
 def resource_doc(res: Mapping[str, int] | None) -> dict[str, int]:
     return {key: int(val) for key, val in sorted(res.items())} if res else {}
+
+
+def zero_filled(res: Mapping[str, int] | None, keys: Mapping[str, int]) -> dict[str, int]:
+    """`res` with a 0 for every resource of `keys` it lacks (YuniKorn prints zeros, not `{}`)."""
+    out = dict.fromkeys(keys, 0)
+    out.update(res or {})
+    return resource_doc(out)
+
+
+def epoch_ns(t: float | None, offset: float = 0.0) -> int | None:
+    """A time of the core's clock (`offset` 0: already Unix time) as Unix nanoseconds."""
+    return None if t is None else round((t + offset) * 1e9)
+
+
+def allocation_tags(name: str, tags: Mapping[str, str]) -> dict[str, str]:
+    """YuniKorn's allocation tags: the pod's namespace and name (what the web UI shows) + ours."""
+    namespace, _, pod = name.rpartition("/")
+    out = dict(tags)
+    if pod:
+        out[TAG_NAMESPACE] = namespace
+        out[TAG_POD_NAME] = pod
+    return out
 
 
 def _abs_used(queue: Queue) -> dict[str, int]:
@@ -55,44 +85,67 @@ def queue_document(state: CoreState, queue: Queue) -> dict[str, Any]:
     }
 
 
-def allocation_document(allocation: Allocation) -> dict[str, Any]:
+def allocation_document(allocation: Allocation, partition: str) -> dict[str, Any]:
+    request_ns = epoch_ns(allocation.request_time)
     doc: dict[str, Any] = {
         "allocationKey": allocation.key,
+        "allocationID": allocation.key,
         "name": allocation.display_name,
         "nodeId": allocation.node_id,
-        "priority": allocation.priority,
+        "partition": partition,
+        "priority": str(allocation.priority),
         "resource": resource_doc(allocation.resource),
-        "requestTime": allocation.request_time,
-        "allocationTags": allocation.tags,
+        "requestTime": request_ns,
+        "allocationTags": allocation_tags(allocation.name, allocation.tags),
+        "placeholder": False,
+        "placeholderUsed": False,
     }
     if not allocation.foreign:
+        allocated_ns = epoch_ns(allocation.allocation_time)
         doc["applicationId"] = allocation.application_id
         doc["queueName"] = allocation.queue_path
-        doc["allocationTime"] = allocation.allocation_time
+        doc["allocationTime"] = allocated_ns
+        doc["allocationDelay"] = max(0, (allocated_ns or 0) - (request_ns or 0))
     return doc
 
 
-def node_document(node: Node) -> dict[str, Any]:
+def node_utilized(node: Node) -> dict[str, int]:
+    """Percent of each resource of the node's capacity in use by Herder's pods (YuniKorn's `utilized`)."""
+    capacity = node.info.capacity
+    return {key: int(node.allocated.get(key, 0) * 100 // cap) for key, cap in sorted(capacity.items()) if cap > 0}
+
+
+def node_document(node: Node, partition: str) -> dict[str, Any]:
     info = node.info
+    capacity = info.capacity
     return {
         "nodeID": info.node_id,
+        "hostName": info.labels.get("kubernetes.io/hostname", ""),
+        "rackName": info.labels.get("topology.kubernetes.io/zone", ""),
+        "partition": partition,
         "attributes": dict(sorted(info.labels.items())),
-        "capacity": resource_doc(info.capacity),
-        "allocated": resource_doc(node.allocated),
-        "occupied": resource_doc(node.occupied),
-        "available": resource_doc(node.available()),
+        "capacity": resource_doc(capacity),
+        "allocated": zero_filled(node.allocated, capacity),
+        "occupied": zero_filled(node.occupied, capacity),
+        "available": zero_filled(node.available(), capacity),
+        "utilized": node_utilized(node),
         "schedulable": info.schedulable,
         "ready": info.ready,
+        "isReserved": False,
+        "reservations": [],
         "taints": [t.describe() for t in info.taints],
-        "allocations": [allocation_document(a) for a in sorted(node.allocations.values(), key=lambda a: a.key)],
+        "allocations": [
+            allocation_document(a, partition) for a in sorted(node.allocations.values(), key=lambda a: a.key)
+        ],
         "foreignAllocations": [
-            allocation_document(a) for a in sorted(node.foreign.values(), key=lambda a: a.key)
+            allocation_document(a, partition) for a in sorted(node.foreign.values(), key=lambda a: a.key)
         ],
     }
 
 
 def nodes_document(state: CoreState) -> list[dict[str, Any]]:
-    return [node_document(state.partition.nodes[name]) for name in sorted(state.partition.nodes)]
+    partition = state.partition
+    return [node_document(partition.nodes[name], partition.name) for name in sorted(partition.nodes)]
 
 
 def node_counts(state: CoreState) -> dict[str, int]:
@@ -106,14 +159,20 @@ def node_counts(state: CoreState) -> dict[str, int]:
     }
 
 
-def application_document(state: CoreState, app: Application) -> dict[str, Any]:
+def application_document(state: CoreState, app: Application, offset: float) -> dict[str, Any]:
+    partition = state.partition.name
     requests = [
         {
             "allocationKey": ask.key,
             "name": ask.display_name,
+            "applicationId": app.app_id,
+            "partition": partition,
             "resource": resource_doc(ask.resource),
-            "priority": ask.priority,
-            "requestTime": ask.created,
+            "priority": str(ask.priority),
+            "requestTime": epoch_ns(ask.created),
+            "allocationTags": allocation_tags(ask.name, {}),
+            "pendingCount": 1,
+            "placeholder": False,
             "pendingReason": state.reasons.get(ask.key, ""),
         }
         for ask in sorted(app.asks.values(), key=lambda a: (-a.priority, a.created, a.key))
@@ -121,36 +180,55 @@ def application_document(state: CoreState, app: Application) -> dict[str, Any]:
     return {
         "applicationID": app.app_id,
         "queueName": app.queue_path,
-        "partition": state.partition.name,
+        "partition": partition,
         "applicationState": app.state.value,
         "user": app.user.user,
         "groups": list(app.user.groups),
         "usedResource": resource_doc(app.used),
+        "maxUsedResource": resource_doc(app.used),
         "pendingResource": resource_doc(app.pending_resource),
-        "submissionTime": app.submission_time,
-        "finishedTime": app.finished_time,
-        "lastStateChangeTime": app.state_time,
-        "allocations": [allocation_document(a) for a in sorted(app.allocations.values(), key=lambda a: a.key)],
+        "submissionTime": epoch_ns(app.submission_time, offset),
+        "finishedTime": epoch_ns(app.finished_time, offset),
+        "lastStateChangeTime": epoch_ns(app.state_time, offset),
+        "stateLog": [
+            {"time": epoch_ns(when, offset), "applicationState": target.value} for when, target in app.state_log
+        ],
+        "rejectedMessage": "",
+        "hasReserved": False,
+        "reservations": [],
+        "allocations": [
+            allocation_document(a, partition) for a in sorted(app.allocations.values(), key=lambda a: a.key)
+        ],
         "requests": requests,
     }
 
 
 def applications_document(state: CoreState) -> list[dict[str, Any]]:
+    offset = state.epoch_offset()
     apps = sorted(state.partition.applications.values(), key=lambda a: (a.submission_time, a.app_id))
-    docs = [application_document(state, app) for app in apps]
-    docs.extend(application_document(state, app) for app in state.finished_apps)
-    docs.extend(_rejected_document(state, *rejected) for rejected in state.rejected_apps)
+    docs = [application_document(state, app, offset) for app in apps]
+    docs.extend(application_document(state, app, offset) for app in state.finished_apps)
+    docs.extend(_rejected_document(state, *rejected, offset) for rejected in state.rejected_apps)
     return docs
 
 
-def _rejected_document(state: CoreState, app_id: str, queue: str, reason: str, when: float) -> dict[str, Any]:
+def _rejected_document(
+    state: CoreState, app_id: str, queue: str, reason: str, when: float, offset: float
+) -> dict[str, Any]:
+    at = epoch_ns(when, offset)
     return {
         "applicationID": app_id,
         "queueName": queue,
         "partition": state.partition.name,
         "applicationState": "Rejected",
         "rejectedMessage": reason,
-        "submissionTime": when,
+        "submissionTime": at,
+        "finishedTime": at,
+        "lastStateChangeTime": at,
+        "stateLog": [{"time": at, "applicationState": "Rejected"}],
+        "usedResource": {},
+        "maxUsedResource": {},
+        "pendingResource": {},
         "allocations": [],
         "requests": [],
     }
@@ -158,15 +236,16 @@ def _rejected_document(state: CoreState, app_id: str, queue: str, reason: str, w
 
 def find_application_document(state: CoreState, app_id: str) -> dict[str, Any] | None:
     """One application by id: the live one, else its newest finished or rejected record."""
+    offset = state.epoch_offset()
     app = state.partition.applications.get(app_id)
     if app is not None:
-        return application_document(state, app)
+        return application_document(state, app, offset)
     for finished in reversed(state.finished_apps):
         if finished.app_id == app_id:
-            return application_document(state, finished)
+            return application_document(state, finished, offset)
     for rejected in reversed(state.rejected_apps):
         if rejected[0] == app_id:
-            return _rejected_document(state, *rejected)
+            return _rejected_document(state, *rejected, offset)
     return None
 
 
@@ -178,13 +257,16 @@ def partition_document(state: CoreState) -> dict[str, Any]:
         for source in (node.allocated, node.occupied):
             for key, val in source.items():
                 used[key] = used.get(key, 0) + val
-    by_state: dict[str, int] = {}
-    for app in partition.applications.values():
-        by_state[app.state.value] = by_state.get(app.state.value, 0) + 1
+    states = [app.state.value for app in partition.applications.values()]
+    states.extend(app.state.value for app in state.finished_apps)
+    states.extend("Rejected" for _ in state.rejected_apps)
+    by_state = Counter(states)
     policy = partition.config.node_sort_policy
     return {
+        "clusterId": CLUSTER_ID,
         "name": partition.name,
         "state": "Active",
+        "lastStateTransitionTime": epoch_ns(state.started, state.epoch_offset()),
         "capacity": {
             "capacity": resource_doc(capacity),
             "usedCapacity": resource_doc(used),
@@ -193,10 +275,12 @@ def partition_document(state: CoreState) -> dict[str, Any]:
             },
         },
         "totalNodes": len(partition.nodes),
-        "applications": {"total": len(partition.applications), **dict(sorted(by_state.items()))},
+        "applications": {"total": len(states), **dict(sorted(by_state.items()))},
         "totalContainers": len(state.allocations),
         "pendingRequests": len(state.ask_app) + len(state.unplaced),
         "nodeSortingPolicy": {"type": policy.type, "resourceWeights": dict(policy.resource_weights)},
+        "preemptionEnabled": partition.config.preemption_enabled,
+        "quotaPreemptionEnabled": False,
     }
 
 
@@ -220,3 +304,39 @@ def full_state_dump(state: CoreState) -> dict[str, Any]:
             for rule in state.partition.config.placement_rules
         ],
     }
+
+
+UTILIZATION_BUCKETS = 10
+
+
+def node_utilizations(state: CoreState) -> dict[str, Any]:
+    """YuniKorn's `/scheduler/node-utilizations` for the partition: per resource a node has, how
+    many nodes (and which) fall in each tenth of use by Herder's pods (0-10%, ..., 90-100%)."""
+    buckets: dict[str, list[list[str]]] = {}
+    for name in sorted(state.partition.nodes):
+        node = state.partition.nodes[name]
+        used = node_utilized(node)
+        for resource in node.info.capacity:
+            percent = used.get(resource, 0)
+            index = min(max(math.ceil(percent / 10) - 1, 0), UTILIZATION_BUCKETS - 1)
+            rows = buckets.setdefault(resource, [[] for _ in range(UTILIZATION_BUCKETS)])
+            rows[index].append(name)
+    return {
+        "clusterId": CLUSTER_ID,
+        "partition": state.partition.name,
+        "utilizations": [
+            {
+                "type": resource,
+                "utilization": [
+                    {"bucketName": f"{i * 10}-{(i + 1) * 10}%", "numOfNodes": len(names), "nodeNames": names}
+                    for i, names in enumerate(buckets[resource])
+                ],
+            }
+            for resource in sorted(buckets)
+        ],
+    }
+
+
+def history_counts(state: CoreState) -> tuple[int, int]:
+    """What YuniKorn's history samples: live applications and placed pods."""
+    return len(state.partition.applications), len(state.allocations)

@@ -7,7 +7,7 @@ caller passes `now` (or the injected clock supplies it), the operator runs `sche
 `recycle()` in threads, and the simulator calls them on its virtual clock, so a simulation is
 deterministic.
 
-    sched = Scheduler(callbacks, config=None, settings=None, clock=time.monotonic)
+    sched = Scheduler(callbacks, config=None, settings=None, clock=time.monotonic, wall_clock=time.time)
     sched.update_config(cfg)  sched.update_settings(s)
     sched.update_node(info)   sched.remove_node(node_id)
     sched.add_ask(ask)        sched.remove_ask(key)
@@ -52,6 +52,7 @@ class Scheduler:
         config: SchedulerConfig | None = None,
         settings: Settings | None = None,
         clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] | None = None,
     ) -> None:
         config = config or default_config()
         problems = _config_problems(config)
@@ -60,7 +61,9 @@ class Scheduler:
         self._clock = clock
         self._lock = threading.RLock()
         self._work = threading.Event()
-        self._state = CoreState(config, settings or Settings(), callbacks)
+        self._state = CoreState(config, settings or Settings(), callbacks, clock())
+        wall = wall_clock or (time.time if clock is time.monotonic else clock)
+        self._state.epoch_offset = lambda: wall() - clock()
 
     # -- plumbing ------------------------------------------------------------------------
     @contextmanager
@@ -385,7 +388,20 @@ class Scheduler:
     def node_document(self, node_id: str) -> dict[str, Any] | None:
         with self._lock:
             node = self._state.partition.nodes.get(node_id)
-            return dao.node_document(node) if node is not None else None
+            return dao.node_document(node, self._state.partition.name) if node is not None else None
+
+    def node_utilizations_document(self) -> dict[str, Any]:
+        with self._lock:
+            return dao.node_utilizations(self._state)
+
+    def history_counts(self) -> tuple[int, int]:
+        """(live applications, placed pods): one sample of YuniKorn's history."""
+        with self._lock:
+            return dao.history_counts(self._state)
+
+    def epoch_offset(self) -> float:
+        """Seconds to add to a time of the scheduler's clock (an event's, say) to get Unix time."""
+        return self._state.epoch_offset()
 
     def node_counts(self) -> dict[str, int]:
         with self._lock:

@@ -41,8 +41,9 @@ class Unplaced:
 
 
 class CoreState:
-    def __init__(self, config: SchedulerConfig, settings: Settings, callbacks: Callbacks) -> None:
+    def __init__(self, config: SchedulerConfig, settings: Settings, callbacks: Callbacks, started: float = 0.0) -> None:
         self.callbacks = callbacks
+        self.started = started  # the scheduler's clock when it was made
         self.config = config
         self.settings = settings
         self.partition = Partition(config.partition())
@@ -71,6 +72,9 @@ class CoreState:
         self.finished_apps: deque[Application] = deque(maxlen=HISTORY)
         self.rejected_apps: deque[tuple[str, str, str, float]] = deque(maxlen=HISTORY)
         self.outbox: list[Callable[[], None]] = []
+        # Seconds to add to a time of the scheduler's clock to get Unix time (documents show
+        # epoch nanoseconds); the scheduler sets it from its two clocks.
+        self.epoch_offset: Callable[[], float] = lambda: 0.0
 
     def bump(self) -> None:
         self.version += 1
@@ -79,6 +83,12 @@ class CoreState:
         stored = self.events.add(event)
         callbacks = self.callbacks
         self.outbox.append(lambda: callbacks.report(stored))
+
+    def record(self, event: SchedulingEvent) -> None:
+        """Keep `event` in the ring (REST batch and stream) without reporting it to the shim:
+        for YuniKorn's fine-grained records (allocations on nodes, application states) that
+        would only crowd the shim's Kubernetes Events and the simulator's journal."""
+        self.events.add(event)
 
     def drain_outbox(self) -> list[Callable[[], None]]:
         out, self.outbox = self.outbox, []

@@ -34,6 +34,7 @@ class Application:
         "queue_path",
         "reason",
         "state",
+        "state_log",
         "state_time",
         "submission_time",
         "tags",
@@ -56,6 +57,7 @@ class Application:
         self.submission_time = submission_time
         self.state = AppState.NEW
         self.state_time = submission_time
+        self.state_log: list[tuple[float, AppState]] = []  # every transition: (when, new state)
         self.finished_time: float | None = None
         self.reason = ""
         self.asks: dict[str, Ask] = {}
@@ -80,6 +82,7 @@ class Application:
         check_transition(self.state, target)
         self.state = target
         self.state_time = now
+        self.state_log.append((now, target))
 
     @property
     def is_running(self) -> bool:

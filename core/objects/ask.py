@@ -66,6 +66,7 @@ class Allocation:
     Herder's own allocations carry their `ask`; foreign ones (pods of other schedulers) carry
     `foreign` = "static" (owned by a Node: never preempted) or "default" and count on their
     node only. `queue_path` is set by the core when it places or recovers an allocation.
+    `allocation_time` and `request_time` are Unix time (the pod's start and creation).
     """
 
     key: str

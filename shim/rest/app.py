@@ -15,7 +15,7 @@ from aiohttp import web
 
 from core.scheduler import Scheduler
 from shim.metrics import ShimMetrics, metrics_registry
-from shim.rest import partition, service, usage
+from shim.rest import cluster, partition, service, usage
 from shim.rest.context import EXECUTOR, REGISTRY, SCHEDULER, STATUS
 from shim.rest.errors import error_middleware
 from shim.rest.status import RestStatus
@@ -25,7 +25,12 @@ READERS = 4  # threads reading the scheduler for REST answers and scrapes at onc
 
 
 def build_rest_app(
-    scheduler: Scheduler, status: RestStatus, shim_metrics: ShimMetrics | None = None, *, readers: int = READERS
+    scheduler: Scheduler,
+    status: RestStatus,
+    shim_metrics: ShimMetrics | None = None,
+    *,
+    readers: int = READERS,
+    history_interval: float = cluster.HISTORY_INTERVAL,
 ) -> web.Application:
     """The read-only REST API and /metrics for `scheduler`; `status` says ready/leader/identity."""
     app = web.Application(middlewares=[error_middleware])
@@ -33,6 +38,8 @@ def build_rest_app(
     app[STATUS] = status
     app[REGISTRY] = metrics_registry(scheduler, status, shim_metrics)
     app[EXECUTOR] = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="herder-rest")
+    cluster.install_history(app, history_interval)
+    app.add_routes(cluster.routes)
     app.add_routes(partition.routes)
     app.add_routes(usage.routes)
     app.add_routes(service.routes)

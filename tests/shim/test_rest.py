@@ -197,7 +197,11 @@ async def test_nodes_show_herder_and_foreign_allocations(served: Served) -> None
         assert field in n0, field
     [foreign] = n0["foreignAllocations"]
     assert foreign["allocationKey"] == "uid-other"
-    assert foreign["allocationTags"] == {"foreign": "default"}
+    assert foreign["allocationTags"] == {
+        "foreign": "default",
+        "kubernetes.io/meta/namespace": "batch",
+        "kubernetes.io/meta/podName": "other",
+    }
     assert n0["occupied"] == {"memory": GI // 4, "pods": 1, "vcore": 500}
     herder_pods = {a["allocationKey"]: a for a in n0["allocations"]}
     assert set(herder_pods) == {"uid-job-1-a", "uid-job-1-b", "uid-job-2-a"}

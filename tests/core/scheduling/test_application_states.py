@@ -32,7 +32,15 @@ def test_an_application_goes_from_new_to_completed() -> None:
     world.schedule(advance=1)
     doc = world.app("job")
     assert doc["applicationState"] == "Completed"
-    assert doc["finishedTime"] == COMPLETING_TIMEOUT
+    assert doc["finishedTime"] == COMPLETING_TIMEOUT * 10**9  # Unix nanoseconds of the virtual clock
+    assert [entry["applicationState"] for entry in doc["stateLog"]] == [
+        "Accepted",
+        "Starting",
+        "Running",
+        "Completing",
+        "Completed",
+    ]
+    assert doc["stateLog"][-1]["time"] == doc["finishedTime"]
 
 
 def test_a_single_pod_application_runs_at_once() -> None:

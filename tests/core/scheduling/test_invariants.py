@@ -275,7 +275,7 @@ class SchedulingMachine(RuleBasedStateMachine):
                 _add(own, allocation["resource"])
             for allocation in node["foreignAllocations"]:
                 _add(other, allocation["resource"])
-            assert node["allocated"] == _nonzero(own) and node["occupied"] == _nonzero(other)
+            assert _nonzero(node["allocated"]) == _nonzero(own) and _nonzero(node["occupied"]) == _nonzero(other)
         by_user: dict[str, dict[str, int]] = {}
         by_quota: dict[str, dict[str, int]] = {}
         for app in apps:

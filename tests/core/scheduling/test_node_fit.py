@@ -40,7 +40,7 @@ def test_foreign_pods_take_room_but_count_nowhere_else() -> None:
     assert world.schedule() == {}
     assert world.reason("p1") == "no node fits: 1 insufficient vcore"
     node = world.node_doc("n1")
-    assert node["occupied"]["vcore"] == 3500 and node["allocated"] == {}
+    assert node["occupied"]["vcore"] == 3500 and node["allocated"] == {"memory": 0, "pods": 0, "vcore": 0}
     assert [a["allocationTags"] for a in node["foreignAllocations"]] == [{"foreign": "static"}]
     assert world.allocated("root") == {}
     world.finish("kube-proxy")

@@ -279,7 +279,7 @@ class World:
         dump = self.sched.state_dump()
         return {
             "queues": _queue_usage(dump["queues"]),
-            "nodes": {n["nodeID"]: (n["allocated"], n["occupied"]) for n in dump["nodes"]},
+            "nodes": {n["nodeID"]: (_used(n["allocated"]), _used(n["occupied"])) for n in dump["nodes"]},
             "users": dump["usage"]["users"],
             "groups": dump["usage"]["groups"],
             "quotas": {
@@ -303,3 +303,8 @@ def _queue_usage(doc: dict[str, Any]) -> dict[str, Any]:
     for child in doc["children"]:
         out.update(_queue_usage(child))
     return out
+
+
+def _used(resource: dict[str, int]) -> dict[str, int]:
+    """A node document's resource without the zeros it prints for every resource of its capacity."""
+    return {key: val for key, val in resource.items() if val}
