@@ -88,12 +88,12 @@ def test_foreign_and_static_pods_occupy_nodes_herder_shares() -> None:
     report = simulate_example("foreign-pods.yaml")
     pods, at60 = report["pods"], report["snapshots"]["60"]
     worker0 = node_doc(at60, "worker-0")
-    tags = {a["name"]: a["allocationTags"] for a in worker0["foreignAllocations"]}
+    tags = {a["name"]: a["allocationTags"]["foreign"] for a in worker0["foreignAllocations"]}
     assert tags == {
-        "kube-system/kube-proxy-worker-0": {"foreign": "static"},
-        "web/web-0": {"foreign": "default"},
-        "web/web-1": {"foreign": "default"},
-        "web/web-2": {"foreign": "default"},
+        "kube-system/kube-proxy-worker-0": "static",
+        "web/web-0": "default",
+        "web/web-1": "default",
+        "web/web-2": "default",
     }
     assert worker0["occupied"]["vcore"] == 6500
     assert worker0["allocations"] == []
@@ -113,7 +113,7 @@ def test_other_scheduler_keeps_its_pod_pending_until_room_frees() -> None:
     assert pods["web/report"]["created"] == 130 and pods["web/report"]["bound"] == 310
     for i in range(3):  # only the static pods are left beside Herder's; the report pod waits
         foreign = node_doc(at200, f"worker-{i}")["foreignAllocations"]
-        assert [a["allocationTags"] for a in foreign] == [{"foreign": "static"}]
+        assert [a["allocationTags"]["foreign"] for a in foreign] == ["static"]
 
 
 def test_borrowed_capacity_is_recycled_after_the_delay() -> None:

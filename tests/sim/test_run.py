@@ -252,7 +252,7 @@ def test_foreign_pod_goes_to_the_first_node_its_selector_allows() -> None:
     }
     report = simulate(document)
     assert report["pods"]["default/viz"] == {**report["pods"]["default/viz"], "state": "Foreign", "node": "gpu"}
-    assert node_doc(report["state"], "gpu")["foreignAllocations"][0]["allocationTags"] == {"foreign": "default"}
+    assert node_doc(report["state"], "gpu")["foreignAllocations"][0]["allocationTags"]["foreign"] == "default"
 
 
 def test_pod_reports_its_queue_quota_and_user() -> None:
