@@ -182,6 +182,7 @@ def _commit(
     node = partition.nodes[node_id]
     node.add(allocation)
     partition.node_index.refresh(node)
+    state.record_on_node(allocation, True, now)
     first = not app.is_running
     app.take(ask.key)
     app.add_allocation(allocation)
@@ -199,7 +200,7 @@ def _commit(
         order.stale = True
     if not app.asks:
         leaf.pending_apps.pop(app.app_id, None)
-    _advance_state(app, first, now)
+    _advance_state(state, app, first, now)
     state.quotas.allocate(ask.key, quota, ask.resource, ask.preemptible, ask.priority, placed_at)
     state.ask_app.pop(ask.key, None)
     state.allocations[ask.key] = allocation
@@ -215,6 +216,7 @@ def _commit(
             message=f"placed on node {node_id} in queue {leaf.path}",
             reference_id=app.app_id,
             name=ask.display_name,
+            resource=ask.resource,
         )
     )
     ignored = ask.constraints.unsupported_preferred
@@ -233,11 +235,11 @@ def _commit(
     return allocation
 
 
-def _advance_state(app: Application, first: bool, now: float) -> None:
+def _advance_state(state: CoreState, app: Application, first: bool, now: float) -> None:
     if app.state in (AppState.NEW, AppState.ACCEPTED):
-        app.transition(AppState.STARTING, now)
+        state.transition(app, AppState.STARTING, now)
     if app.state is AppState.COMPLETING or (app.state is AppState.STARTING and (not first or not app.asks)):
-        app.transition(AppState.RUNNING, now)
+        state.transition(app, AppState.RUNNING, now)
 
 
 def _preemption_may_help(state: CoreState, ask: Ask) -> bool:
@@ -332,6 +334,7 @@ def request_eviction(state: CoreState, allocation: Allocation, reason: str, why:
             message=reason,
             reference_id=allocation.application_id,
             name=allocation.display_name,
+            resource=allocation.resource,
         )
     )
     callbacks = state.callbacks

@@ -1,16 +1,22 @@
 """Scheduling events: what happened, to which object and why, kept in a bounded ring buffer.
 
-Events are the scheduler's diary for people: the REST API serves them (`/ws/v1/events/batch`),
-the simulator puts them in its report and the Kubernetes shim turns the ones about pods and
-quotas into Kubernetes Events. The buffer keeps the newest `capacity` events and gives every
-event a monotonically increasing id, so a reader can ask for "everything after id N".
+Events are the scheduler's diary for people: the REST API serves them (`/ws/v1/events/batch`
+and `/ws/v1/events/stream`, as YuniKorn's records: `core.event_records`), the simulator puts
+the reported ones in its report and the Kubernetes shim turns the ones about pods and quotas
+into Kubernetes Events. The buffer keeps the newest `capacity` events and gives every event
+the next id (ids have no gaps), so a reader can ask for "everything after id N".
+
+An event may carry YuniKorn's change type and detail (`change`, `detail`: the scheduler
+interface's `EventRecord.ChangeType` and `ChangeDetail`) and the resource it is about.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import deque
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from itertools import islice
 from typing import Any
 
 # Object types (YuniKorn's EventRecord types plus quotas and config).
@@ -21,6 +27,25 @@ QUEUE = "QUEUE"
 USERGROUP = "USERGROUP"
 QUOTA = "QUOTA"
 CONFIG = "CONFIG"
+
+# YuniKorn's EventRecord.ChangeType
+NONE, SET, ADD, REMOVE = 0, 1, 2, 3
+# The EventRecord.ChangeDetail values Herder sends (yunikorn-scheduler-interface)
+DETAILS_NONE = 0
+APP_ALLOC = 200
+APP_REJECT = 202
+APP_ACCEPTED = 204
+APP_RUNNING = 206
+APP_COMPLETING = 207
+APP_COMPLETED = 208
+APP_FAILING = 209
+APP_FAILED = 210
+NODE_DECOMISSION = 300
+NODE_SCHEDULABLE = 302
+NODE_ALLOC = 303
+NODE_CAPACITY = 304
+NODE_OCCUPIED = 305
+ALLOC_PREEMPT = 501
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +59,9 @@ class SchedulingEvent:
     name: str = ""  # human name of the object ("<ns>/<pod>") when it has one
     id: int = 0
     details: dict[str, Any] = field(default_factory=dict)
+    change: int = NONE
+    detail: int = DETAILS_NONE
+    resource: Mapping[str, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -66,26 +94,31 @@ class EventRing:
 
     def add(self, event: SchedulingEvent) -> SchedulingEvent:
         with self._lock:
-            stored = SchedulingEvent(
-                time=event.time,
-                type=event.type,
-                object_id=event.object_id,
-                reason=event.reason,
-                message=event.message,
-                reference_id=event.reference_id,
-                name=event.name,
-                id=self._next_id,
-                details=event.details,
-            )
+            stored = replace(event, id=self._next_id)
             self._next_id += 1
             self._events.append(stored)
             return stored
 
     def batch(self, start: int = 0, count: int = 100) -> list[SchedulingEvent]:
-        """Up to `count` events with an id >= `start`, oldest first."""
+        """Up to `count` events with an id >= `start`, oldest first (a negative count: all)."""
         with self._lock:
-            out = [e for e in self._events if e.id >= start]
-        return out[:count] if count >= 0 else out
+            events = self._events
+            if not events:
+                return []
+            skip = max(0, start - events[0].id)
+            if skip >= len(events):
+                return []
+            if skip > len(events) // 2:  # near the newest end: walk from there
+                tail = list(islice(reversed(events), len(events) - skip))
+                tail.reverse()
+                return tail[:count] if count >= 0 else tail
+            stop = None if count < 0 else skip + count
+            return list(islice(events, skip, stop))
+
+    def highest_id(self) -> int:
+        """The id of the newest event (one less than the lowest when the ring is empty)."""
+        with self._lock:
+            return self._next_id - 1
 
     def latest(self, count: int = 100) -> list[SchedulingEvent]:
         with self._lock:

@@ -44,9 +44,9 @@ def queue_ask(state: CoreState, ask: Ask, now: float) -> None:
     assert queue is not None
     app.add_ask(ask)
     if app.state is AppState.NEW:
-        app.transition(AppState.ACCEPTED, now)
+        state.transition(app, AppState.ACCEPTED, now)
     elif app.state is AppState.COMPLETING:
-        app.transition(AppState.RUNNING, now)
+        state.transition(app, AppState.RUNNING, now)
     queue.add_pending(ask.resource)
     queue.pending_apps[app.app_id] = app
     queue.order = None
@@ -128,6 +128,7 @@ def add_allocation(state: CoreState, allocation: Allocation, now: float) -> None
     if allocation.foreign or allocation.ask is None:
         node.add(allocation)
         partition.node_index.refresh(node)
+        state.record_on_node(allocation, True, now, node.occupied)
         state.foreign[key] = allocation
         foreign_changed(state, allocation, 1)
         return
@@ -158,15 +159,16 @@ def recover(state: CoreState, allocation: Allocation, node: Node, now: float) ->
     state.ugm.increase_tracked_resource(queue.path, app.app_id, allocation.resource, app.user, force=True)
     node.add(allocation)
     partition.node_index.refresh(node)
+    state.record_on_node(allocation, True, now)
     app.add_allocation(allocation)
     queue.add_allocated(allocation.resource)
     if first:
         queue.add_running_app()
     if app.state in (AppState.NEW, AppState.ACCEPTED):
-        app.transition(AppState.STARTING, now)
-        app.transition(AppState.RUNNING, now)
+        state.transition(app, AppState.STARTING, now)
+        state.transition(app, AppState.RUNNING, now)
     elif app.state is AppState.COMPLETING:
-        app.transition(AppState.RUNNING, now)
+        state.transition(app, AppState.RUNNING, now)
     quota = state.quotas.resolve(ask.namespace, ask.quota)
     state.ask_quota[ask.key] = quota
     state.quotas.add_request(ask.key, quota, ask.resource, ask.preemptible)
@@ -196,6 +198,7 @@ def release(state: CoreState, key: str, now: float) -> None:
         if node is not None:
             node.remove(key)
             partition.node_index.refresh(node)
+            state.record_on_node(foreign, False, now, node.occupied)
         foreign_changed(state, foreign, -1)
         return
     allocation = state.allocations.pop(key, None)
@@ -206,6 +209,7 @@ def release(state: CoreState, key: str, now: float) -> None:
     if node is not None:
         node.remove(key)
         partition.node_index.refresh(node)
+        state.record_on_node(allocation, False, now)
     app = partition.applications.get(allocation.application_id)
     if app is not None and app.remove_allocation(key) is not None:
         queue = partition.find_queue(app.queue_path)
@@ -232,12 +236,12 @@ def settle(state: CoreState, app: Application, now: float) -> None:
         return
     if app.allocations:
         if app.state is AppState.STARTING:
-            app.transition(AppState.RUNNING, now)
+            state.transition(app, AppState.RUNNING, now)
         return
     if app.state in (AppState.ACCEPTED, AppState.STARTING, AppState.RUNNING):
-        app.transition(AppState.COMPLETING, now)
+        state.transition(app, AppState.COMPLETING, now)
     elif app.state is AppState.FAILING:
-        app.transition(AppState.FAILED, now)
+        state.transition(app, AppState.FAILED, now)
         retire(state, app, now)
     elif app.state is AppState.NEW:
         retire(state, app, now)
@@ -258,6 +262,6 @@ def retire(state: CoreState, app: Application, now: float) -> None:
 def expire_completing(state: CoreState, now: float) -> None:
     for app in list(state.partition.applications.values()):
         if app.state is AppState.COMPLETING and now - app.state_time >= COMPLETING_TIMEOUT:
-            app.transition(AppState.COMPLETED, now)
+            state.transition(app, AppState.COMPLETED, now)
             state.emit(SchedulingEvent(now, APPLICATION, app.app_id, "Completed"))
             retire(state, app, now)

@@ -160,7 +160,7 @@ class Scheduler:
             if node is None:
                 node = Node(info)
                 partition.nodes[info.node_id] = node
-                state.emit(SchedulingEvent(self._now(now), NODE, info.node_id, "NodeAdded"))
+                state.emit(SchedulingEvent(self._now(now), NODE, info.node_id, "NodeAdded", resource=info.capacity))
             elif node.info == info:
                 return
             else:

@@ -14,22 +14,46 @@ version it failed at and tried again only once the version moved.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from core.callbacks import Callbacks
 from core.config.schema import SchedulerConfig
 from core.config.settings import Settings
 from core.elastic.manager import ElasticQuotaManager
-from core.events import EventRing, SchedulingEvent
+from core.events import (
+    ADD,
+    APP_COMPLETING,
+    APP_FAILED,
+    APP_FAILING,
+    APP_RUNNING,
+    APPLICATION,
+    NODE,
+    NODE_ALLOC,
+    NODE_OCCUPIED,
+    REMOVE,
+    SET,
+    EventRing,
+    SchedulingEvent,
+)
 from core.metrics import SchedulerMetrics
 from core.objects.application import Application
+from core.objects.application_state import AppState
 from core.objects.ask import Allocation, Ask
 from core.objects.partition import Partition
 from core.resources import Resource
 from core.ugm.manager import UserGroupManager
 
 HISTORY = 1000  # finished and rejected applications kept for the REST API
+
+# Application states recorded as YuniKorn's APP SET events by `transition` (Accepted and
+# Completed have reported events of their own; YuniKorn has no Starting).
+_STATE_DETAILS = {
+    AppState.RUNNING: APP_RUNNING,
+    AppState.COMPLETING: APP_COMPLETING,
+    AppState.FAILING: APP_FAILING,
+    AppState.FAILED: APP_FAILED,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +113,48 @@ class CoreState:
         for YuniKorn's fine-grained records (allocations on nodes, application states) that
         would only crowd the shim's Kubernetes Events and the simulator's journal."""
         self.events.add(event)
+
+    def transition(self, app: Application, target: AppState, now: float) -> None:
+        """Move `app` to `target` (logged in its stateLog) and record YuniKorn's state event."""
+        if target is app.state:
+            return
+        app.transition(target, now)
+        detail = _STATE_DETAILS.get(target)
+        if detail is not None:
+            self.record(SchedulingEvent(now, APPLICATION, app.app_id, target.value, change=SET, detail=detail))
+
+    def record_on_node(
+        self, allocation: Allocation, added: bool, now: float, occupied: Mapping[str, int] | None = None
+    ) -> None:
+        """YuniKorn's NODE_ALLOC record for a pod placed on or gone from its node; for another
+        scheduler's pod (seed 003) also NODE_OCCUPIED with the node's occupied resources."""
+        foreign = allocation.foreign is not None
+        self.record(
+            SchedulingEvent(
+                now,
+                NODE,
+                allocation.node_id,
+                "AllocationAdded" if added else "AllocationRemoved",
+                "foreign" if foreign else "",
+                allocation.key,
+                allocation.name,
+                change=ADD if added else REMOVE,
+                detail=NODE_ALLOC,
+                resource=allocation.resource,
+            )
+        )
+        if foreign:
+            self.record(
+                SchedulingEvent(
+                    now,
+                    NODE,
+                    allocation.node_id,
+                    "OccupiedChanged",
+                    change=SET,
+                    detail=NODE_OCCUPIED,
+                    resource=dict(occupied or {}),
+                )
+            )
 
     def drain_outbox(self) -> list[Callable[[], None]]:
         out, self.outbox = self.outbox, []

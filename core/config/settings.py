@@ -27,6 +27,9 @@ class Settings:
     system_namespaces: tuple[str, ...] = ("kube-system",)
     default_max: Resource | None = None
     event_ring_capacity: int = 10000
+    event_max_streams: int = 100
+    event_max_streams_per_host: int = 15
+    event_rest_response_size: int = 10000
     lease_name: str = "herder-scheduler"
     lease_duration: float = 15.0
     lease_renew_deadline: float = 10.0
@@ -171,6 +174,9 @@ _KEYS: dict[str, tuple[str, Callable[[object], Any]]] = {
     "quota.systemNamespaces": ("system_namespaces", _list),
     "quota.defaultMax": ("default_max", _resource),
     "event.ringBufferCapacity": ("event_ring_capacity", _positive_int),
+    "event.maxStreams": ("event_max_streams", _positive_int),
+    "event.maxStreamsPerHost": ("event_max_streams_per_host", _positive_int),
+    "event.RESTResponseSize": ("event_rest_response_size", _positive_int),
     "leader.leaseName": ("lease_name", _name),
     "leader.leaseDuration": ("lease_duration", _positive_duration),
     "leader.renewDeadline": ("lease_renew_deadline", _positive_duration),

@@ -15,7 +15,7 @@ from aiohttp import web
 
 from core.scheduler import Scheduler
 from shim.metrics import ShimMetrics, metrics_registry
-from shim.rest import cluster, partition, service, usage
+from shim.rest import cluster, events, partition, service, usage
 from shim.rest.context import EXECUTOR, REGISTRY, SCHEDULER, STATUS
 from shim.rest.errors import error_middleware
 from shim.rest.status import RestStatus
@@ -40,6 +40,8 @@ def build_rest_app(
     app[EXECUTOR] = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="herder-rest")
     cluster.install_history(app, history_interval)
     app.add_routes(cluster.routes)
+    events.install_streams(app)
+    app.add_routes(events.routes)
     app.add_routes(partition.routes)
     app.add_routes(usage.routes)
     app.add_routes(service.routes)

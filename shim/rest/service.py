@@ -1,7 +1,6 @@
-"""The service endpoints: events, quotas, state dump, configuration, health and metrics.
+"""The service endpoints: quotas, state dump, configuration, health and metrics.
 
 GET  /ws/v1/quotas                       Herder's elastic quota tree (+ system, default)
-GET  /ws/v1/events/batch?start=&count=   the event ring, YuniKorn's paging
 GET  /ws/v1/fullstatedump                the simulator report's `state` document (+ timestamp)
 GET  /ws/v1/config                       the running configuration (YAML; JSON on Accept)
 POST /ws/v1/validate-conf                queues.yaml text -> {"allowed", "reason"}
@@ -23,56 +22,15 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from core.config import ConfigError, load_config
 from shim.rest.context import REGISTRY, json_answer, json_response, offload, scheduler_of, status_of
-from shim.rest.errors import JSON_TYPE, bad_request
+from shim.rest.errors import JSON_TYPE
 from shim.rest.health import health_document
 
 routes = web.RouteTableDef()
-
-DEFAULT_EVENT_COUNT = 100
 
 
 @routes.get("/ws/v1/quotas")
 async def quotas(request: web.Request) -> web.Response:
     return await json_answer(request, scheduler_of(request).quotas_document)
-
-
-def _query_int(request: web.Request, key: str, default: int, minimum: int) -> int:
-    raw = request.query.get(key)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise bad_request(f"Invalid {key}", f"?{key}={raw}: expected a whole number") from None
-    if value < minimum:
-        raise bad_request(f"Invalid {key}", f"?{key}={raw}: must be at least {minimum}")
-    return value
-
-
-@routes.get("/ws/v1/events/batch")
-async def events_batch(request: web.Request) -> web.Response:
-    """Events with id >= start, oldest first, at most count; ids tell what the ring still holds."""
-    start = _query_int(request, "start", 0, 0)
-    count = _query_int(request, "count", DEFAULT_EVENT_COUNT, 1)
-    ring = scheduler_of(request).events
-    instance = status_of(request).instance_uuid
-
-    def build() -> dict[str, Any]:
-        records = []
-        for event in ring.batch(start, count):
-            record = event.to_dict()
-            record["timestampNano"] = int(event.time * 1e9)
-            records.append(record)
-        lowest = ring.lowest_id()
-        newest = ring.latest(1)
-        return {
-            "InstanceUUID": instance,
-            "LowestID": lowest,
-            "HighestID": newest[0].id if newest else lowest - 1,
-            "EventRecords": records,
-        }
-
-    return await json_answer(request, build)
 
 
 @routes.get("/ws/v1/fullstatedump")

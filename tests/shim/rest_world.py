@@ -151,6 +151,7 @@ class Served:
     shim_metrics: ShimMetrics
     session: aiohttp.ClientSession
     base: str
+    app: web.Application
 
     async def get(self, path: str, **kwargs: Any) -> tuple[int, Any]:
         return await self.request("GET", path, **kwargs)
@@ -174,6 +175,6 @@ async def serve(
     host, port = runner.addresses[0][:2]
     try:
         async with aiohttp.ClientSession() as session:
-            yield Served(sched, status, shim_metrics, session, f"http://{host}:{port}")
+            yield Served(sched, status, shim_metrics, session, f"http://{host}:{port}", app)
     finally:
         await runner.cleanup()

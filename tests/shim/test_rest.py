@@ -333,9 +333,10 @@ async def test_events_batch_pages_with_start_and_count(served: Served) -> None:
     records = page["EventRecords"]
     assert [r["id"] for r in records] == list(range(page["LowestID"], page["HighestID"] + 1))
     first = records[0]
-    for field in ("id", "type", "objectID", "referenceID", "reason", "message", "timestampNano"):
+    for field in ("id", "type", "objectID", "referenceID", "reason", "message", "timestampNano", "objectType"):
         assert field in first, field
-    assert first["type"] == "NODE" and first["objectID"] == "node-0" and first["reason"] == "NodeAdded"
+    assert (first["type"], first["objectType"], first["objectID"]) == (3, "NODE", "node-0")
+    assert (first["eventChangeType"], first["reason"]) == (2, "NodeAdded")  # ADD
 
     _, window = await served.get("/ws/v1/events/batch?start=3&count=2")
     assert [r["id"] for r in window["EventRecords"]] == [3, 4]
