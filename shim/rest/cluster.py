@@ -26,7 +26,7 @@ from aiohttp import web
 
 from core.dao import CLUSTER_ID
 from core.scheduler import Scheduler
-from shim.cli import herder_version
+from shim.command import herder_version
 from shim.rest.context import EXECUTOR, SCHEDULER, json_answer, scheduler_of, status_of
 
 routes = web.RouteTableDef()
