@@ -18,7 +18,10 @@ Endpoints (docs/rest-api.md has an example of each):
   `.../applications[/{state}]`, `.../queue/{q}/applications[/{state}]`, `.../application/{id}`,
   `.../nodes`, `.../node/{id}`, `.../usage/users`, `.../usage/user/{u}`, `.../usage/groups`,
   `.../usage/group/{g}` (module `partition`, `usage`);
-- `/ws/v1/quotas`, `/ws/v1/events/batch`, `/ws/v1/fullstatedump`, `/ws/v1/config`,
+- `/ws/v1/clusters`, `/ws/v1/history/apps`, `/ws/v1/history/containers`,
+  `/ws/v1/scheduler/node-utilizations` (module `cluster`: YuniKorn's dashboard);
+- `/ws/v1/events/batch`, `/ws/v1/events/stream` (module `events`);
+- `/ws/v1/quotas`, `/ws/v1/fullstatedump`, `/ws/v1/config`,
   `POST /ws/v1/validate-conf`, `/ws/v1/scheduler/healthcheck`, `/healthz`, `/readyz`,
   `/metrics` (module `service`; metric families in `shim.metrics`).
 
