@@ -3,7 +3,9 @@
 YuniKorn's record has `type` (1 REQUEST, 2 APP, 3 NODE, 4 QUEUE, 5 USERGROUP), `objectID`,
 `referenceID`, `message`, `timestampNano`, `eventChangeType` (0 NONE, 1 SET, 2 ADD,
 3 REMOVE), `eventChangeDetail` (e.g. 204 APP_ACCEPTED, 303 NODE_ALLOC, 501 ALLOC_PREEMPT) and
-`resource` (`{"resources": {"vcore": {"value": 1000}}}`). Herder's own fields ride beside them:
+`resource` (`{"resources": {"vcore": {"value": 1000}}}`); like YuniKorn, an empty `message`
+or `referenceID` is left out, and `eventChangeType`/`eventChangeDetail` are always there
+(Herder prints the zeros YuniKorn leaves out). Herder's own fields ride beside them:
 `id`, `objectType` (Herder's type name, also for its QUOTA and CONFIG events, which YuniKorn
 has no type for: their `type` is 0), `reason` and `name`.
 
@@ -71,19 +73,18 @@ def yunikorn_record(event: SchedulingEvent, epoch_offset: float) -> dict[str, An
     object_id, reference_id = event.object_id, event.reference_id
     if under_app and reference_id:
         object_id, reference_id = reference_id, object_id
-    record: dict[str, Any] = {
-        "type": kind,
-        "objectID": object_id,
-        "message": event.message,
-        "timestampNano": round((event.time + epoch_offset) * 1e9),
-        "eventChangeType": change,
-        "eventChangeDetail": detail,
-        "referenceID": reference_id,
-        "resource": resource_record(event.resource),
-        "id": event.id,
-        "objectType": event.type,
-        "reason": event.reason,
-    }
+    record: dict[str, Any] = {"type": kind, "objectID": object_id}
+    if event.message:  # YuniKorn leaves out empty strings and zeros (protobuf JSON); the UI's tools cope
+        record["message"] = event.message
+    record["timestampNano"] = round((event.time + epoch_offset) * 1e9)
+    record["eventChangeType"] = change
+    record["eventChangeDetail"] = detail
+    if reference_id:
+        record["referenceID"] = reference_id
+    record["resource"] = resource_record(event.resource)
+    record["id"] = event.id
+    record["objectType"] = event.type
+    record["reason"] = event.reason
     if event.name:
         record["name"] = event.name
     return record

@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
@@ -48,8 +48,11 @@ NODE_OCCUPIED = 305
 ALLOC_PREEMPT = 501
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SchedulingEvent:
+    """One event. Not frozen only so the ring can number it without a copy; nobody changes an
+    event once it is added."""
+
     time: float
     type: str  # REQUEST, APP, NODE, QUEUE, USERGROUP, QUOTA, CONFIG
     object_id: str  # pod key, application id, node id, queue path, quota name, ...
@@ -94,7 +97,8 @@ class EventRing:
 
     def add(self, event: SchedulingEvent) -> SchedulingEvent:
         with self._lock:
-            stored = replace(event, id=self._next_id)
+            event.id = self._next_id  # the ring owns the event from here (no copy: this is on the scheduling path)
+            stored = event
             self._next_id += 1
             self._events.append(stored)
             return stored

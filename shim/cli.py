@@ -116,6 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--groups", type=int, default=0, help="with --users: N groups")
     bench.add_argument("--emulator", action="store_true", help="bind through the whole shim against the emulator")
     bench.add_argument("--sweep", action="store_true", help="run 500, 5,000 and 20,000 nodes and print a table")
+    bench.add_argument("--event-streams", type=int, default=0, help="schedule with N event stream clients")
+    bench.add_argument("--event-rate", type=int, default=10000, help="with --event-streams: events/s added")
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")
     bench.set_defaults(handler=bench_command)
 

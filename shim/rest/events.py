@@ -36,7 +36,8 @@ from shim.rest.errors import CORS_HEADERS, JSON_TYPE, RestError, bad_request
 log = logging.getLogger("herder.rest")
 routes = web.RouteTableDef()
 
-PUMP_INTERVAL = 0.1  # seconds between looks at the ring while a stream is open
+_COMPACT = json.JSONEncoder(separators=(",", ":"))  # every stream gets these bytes: keep them few
+PUMP_INTERVAL = 0.02  # seconds between looks at the ring while a stream is open
 STREAM_BUFFER = 1000  # events a stream may have waiting before it is dropped (YuniKorn's)
 WRITE_TIMEOUT = 5.0  # seconds one write to a stream's client may take
 IDLE_CHECK = 10.0  # seconds without events after which a stream checks its client is still there
@@ -48,7 +49,8 @@ def encode_lines(scheduler: Scheduler, start: int, count: int) -> tuple[bytes, i
     if not events:
         return b"", 0, start - 1
     offset = scheduler.epoch_offset()
-    body = "".join(json.dumps(yunikorn_record(event, offset)) + "\n" for event in events)
+    encode = _COMPACT.encode
+    body = "".join([encode(yunikorn_record(event, offset)) + "\n" for event in events])
     return body.encode(), len(events), events[-1].id
 
 
@@ -215,19 +217,26 @@ async def _follow(request: web.Request, response: web.StreamResponse, stream: St
     client goes, the server stops or the stream is dropped for being slow."""
     try:
         first_line = json.dumps({"InstanceUUID": status_of(request).instance_uuid}).encode() + b"\n"
-        await asyncio.wait_for(response.write(first_line + history), WRITE_TIMEOUT)
+        async with asyncio.timeout(WRITE_TIMEOUT):
+            await response.write(first_line + history)
+        chunks = stream.chunks
         while True:
-            try:
-                item = await asyncio.wait_for(stream.chunks.get(), IDLE_CHECK)
-            except TimeoutError:
-                if request.transport is None or request.transport.is_closing():
-                    return  # the client left while nothing happened
-                continue
+            if chunks.empty():
+                try:
+                    async with asyncio.timeout(IDLE_CHECK):
+                        item = await chunks.get()
+                except TimeoutError:
+                    if request.transport is None or request.transport.is_closing():
+                        return  # the client left while nothing happened
+                    continue
+            else:
+                item = chunks.get_nowait()
             if item is None:
                 break
             chunk, events = item
             stream.taken(events)
-            await asyncio.wait_for(response.write(chunk), WRITE_TIMEOUT)
+            async with asyncio.timeout(WRITE_TIMEOUT):
+                await response.write(chunk)
     except (TimeoutError, ConnectionError):
         stream.dropped = True
         log.warning("event stream of %s dropped: a write failed or took over %.0f s", stream.host, WRITE_TIMEOUT)
