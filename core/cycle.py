@@ -75,9 +75,19 @@ def _walk_leaf(state: CoreState, leaf: Queue, now: float) -> Allocation | None:
     return None
 
 
-def _park(state: CoreState, app: Application, ask: Ask, reason: str, now: float) -> None:
+# The first rule that keeps a pod waiting, as `herder explain` and the pending list name it.
+UNSUPPORTED_RULES = "unsupported-rules"
+QUEUE_MAX = "queue-max"
+QUEUE_MAX_APPLICATIONS = "queue-max-applications"
+USER_LIMIT = "user-group-limit"
+QUOTA = "quota-runtime"
+NO_NODE_FITS = "no-node-fits"
+
+
+def _park(state: CoreState, app: Application, ask: Ask, reason: str, now: float, rule: str) -> None:
     app.park(ask.key, state.version)
     state.metrics.attempts_failed += 1
+    state.rules[ask.key] = rule
     if state.reasons.get(ask.key) != reason:
         state.reasons[ask.key] = reason
         state.emit(
@@ -97,9 +107,10 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
     """Run every check for one ask; place it or park it with the first reason it cannot run."""
     if ask.constraints.unsupported_required:
         rules = ", ".join(ask.constraints.unsupported_required)
-        _park(state, app, ask, f"Herder cannot honour required rules: {rules}", now)
+        _park(state, app, ask, f"Herder cannot honour required rules: {rules}", now, UNSUPPORTED_RULES)
         return None
     reason = cluster_full = None
+    rule = QUEUE_MAX
     over = leaf.over_max(ask.resource)
     if over is not None:
         queue, key = over
@@ -110,20 +121,22 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
         else:
             reason = queue.max_message(key, ask.resource.get_value(key))
     if reason is None and not app.is_running:
-        reason = leaf.app_limit_violation()
+        reason, rule = leaf.app_limit_violation(), QUEUE_MAX_APPLICATIONS
     if reason is None and cluster_full and not _preemption_may_help(state, ask):
-        reason = cluster_full  # the cluster is full and nothing may be taken back for this ask
+        reason, rule = cluster_full, NO_NODE_FITS  # the cluster is full and nothing may be taken back for this ask
     if reason is not None:
-        _park(state, app, ask, reason, now)
+        _park(state, app, ask, reason, now, rule)
         return None
     ugm = state.ugm
     if not ugm.increase_tracked_resource(leaf.path, app.app_id, ask.resource, app.user):
-        _park(state, app, ask, ugm.denial_reason(leaf.path, app.app_id, ask.resource, app.user), now)
+        _park(state, app, ask, ugm.denial_reason(leaf.path, app.app_id, ask.resource, app.user), now, USER_LIMIT)
         return None
     quota = state.ask_quota.get(ask.key, DEFAULT_QUOTA)
     reason = state.quotas.check_admission(quota, ask.resource, ask.preemptible)
+    rule = QUOTA
     node_id = None
     if reason is None:
+        rule = NO_NODE_FITS
         node_id = None if cluster_full else _select_node(state, ask)
         if node_id is None:
             reason = cluster_full or _fit_reason(state, ask)
@@ -132,7 +145,7 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
         _maybe_preempt(state, ask, quota, now)
         if ask.key in state.preempting:
             reason = f"{reason}; waiting for preempted pods of quota {quota} to end"
-        _park(state, app, ask, reason or "cannot run", now)
+        _park(state, app, ask, reason or "cannot run", now, rule)
         return None
     return _commit(state, leaf, app, ask, quota, node_id, now)
 
@@ -205,6 +218,7 @@ def _commit(
     state.ask_app.pop(ask.key, None)
     state.allocations[ask.key] = allocation
     state.reasons.pop(ask.key, None)
+    state.rules.pop(ask.key, None)
     state.preempting.pop(ask.key, None)
     state.metrics.allocations += 1
     state.emit(

@@ -24,6 +24,8 @@ from core.policies import app_order_depends_on_usage
 from core.resources import Resource
 from core.state import CoreState, Unplaced
 
+NOT_QUEUED = "not-queued"  # no queue takes the pod (placement, namespace quota, unreadable input)
+
 RECOVERY_QUEUE = "root.@recovery@"
 COMPLETING_TIMEOUT = 30.0  # seconds an application stays Completing before it is Completed
 
@@ -43,6 +45,8 @@ def queue_ask(state: CoreState, ask: Ask, now: float) -> None:
     queue = state.partition.find_queue(app.queue_path)
     assert queue is not None
     app.add_ask(ask)
+    if state.rules.get(ask.key) == NOT_QUEUED:
+        del state.rules[ask.key]  # queued now: the next try says what holds it
     if app.state is AppState.NEW:
         state.transition(app, AppState.ACCEPTED, now)
     elif app.state is AppState.COMPLETING:
@@ -82,6 +86,7 @@ def application_for(state: CoreState, ask: Ask, now: float) -> Application | Non
 
 def unplace(state: CoreState, ask: Ask, reason: str, now: float) -> None:
     state.unplaced[ask.key] = Unplaced(ask, reason)
+    state.rules[ask.key] = NOT_QUEUED
     if state.reasons.get(ask.key) != reason:
         state.reasons[ask.key] = reason
         state.emit(
@@ -98,6 +103,7 @@ def retry_unplaced(state: CoreState, now: float) -> None:
 
 def remove_ask(state: CoreState, key: str, now: float) -> None:
     state.reasons.pop(key, None)
+    state.rules.pop(key, None)
     state.preempting.pop(key, None)
     if state.unplaced.pop(key, None) is not None:
         return
@@ -145,6 +151,7 @@ def recover(state: CoreState, allocation: Allocation, node: Node, now: float) ->
         # The pod runs already: its usage must count even when no rule places it.
         state.unplaced.pop(ask.key, None)
         state.reasons.pop(ask.key, None)
+        state.rules.pop(ask.key, None)
         recovery = partition.find_queue(RECOVERY_QUEUE) or partition._recreate_path(RECOVERY_QUEUE, draining=False)
         app = partition.applications.get(ask.application_id)
         if app is None or app.queue_path != recovery.path:

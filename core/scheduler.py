@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from core import dao, lifecycle
+from core import dao, lifecycle, pending
 from core.callbacks import Callbacks
 from core.config import ConfigError, default_config, validate_config
 from core.config.schema import DEFAULT_PARTITION, SchedulerConfig
@@ -389,6 +389,17 @@ class Scheduler:
         with self._lock:
             node = self._state.partition.nodes.get(node_id)
             return dao.node_document(node, self._state.partition.name) if node is not None else None
+
+    def pending_document(self, queue_path: str) -> list[dict[str, Any]] | None:
+        """The queue's waiting pods in the order they will be tried (None: no such queue)."""
+        with self._lock:
+            rows = pending.pending_rows(self._state, queue_path)
+        return None if rows is None else pending.pending_from_rows(rows)
+
+    def explain(self, pod: str) -> dict[str, Any] | None:
+        """One pod by uid or `namespace/name`: its place in line and what holds it, or its node."""
+        with self._lock:
+            return pending.explain_document(self._state, pod)
 
     def node_utilizations_document(self) -> dict[str, Any]:
         with self._lock:

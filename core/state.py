@@ -85,6 +85,7 @@ class CoreState:
         self.foreign_used: dict[str, int] = {}  # running sum of `foreign`: the quota pool leaves it out
         self.waiting_for_node: dict[str, Allocation] = {}
         self.reasons: dict[str, str] = {}
+        self.rules: dict[str, str] = {}  # the kind of rule behind each reason (core.cycle's names)
         self.fit_failures: dict[object, tuple[int, str]] = {}
         # why a request does not fit the cluster's size, while (version, allocations) is unchanged
         self.cluster_full: dict[Resource, str | None] = {}

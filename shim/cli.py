@@ -79,6 +79,12 @@ def bench_command(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def explain_command(args: argparse.Namespace) -> int:
+    from shim.explain import explain_command as run
+
+    return run(args)
+
+
 def run_command(args: argparse.Namespace) -> int:
     from shim.kube.run import run_command as run
 
@@ -107,6 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
     validate = commands.add_parser("validate", help="check a queues.yaml (or the scheduler ConfigMap)")
     validate.add_argument("config", help="queues.yaml, or a ConfigMap manifest holding it")
     validate.set_defaults(handler=validate_command)
+
+    from shim.explain import add_parser as add_explain
+
+    add_explain(commands)
 
     bench = commands.add_parser("bench", help="measure scheduling speed and memory on a synthetic cluster")
     bench.add_argument("--nodes", type=int, default=5000, help="nodes in the synthetic cluster")

@@ -21,6 +21,8 @@ Endpoints (docs/rest-api.md has an example of each):
 - `/ws/v1/clusters`, `/ws/v1/history/apps`, `/ws/v1/history/containers`,
   `/ws/v1/scheduler/node-utilizations` (module `cluster`: YuniKorn's dashboard);
 - `/ws/v1/events/batch`, `/ws/v1/events/stream` (module `events`);
+- Herder's own `/ws/v1/partition/{p}[/queue/{q}]/pending` and `.../explain?pod=` (module
+  `pending`: why pods wait and where they are in line);
 - `/ws/v1/quotas`, `/ws/v1/fullstatedump`, `/ws/v1/config`,
   `POST /ws/v1/validate-conf`, `/ws/v1/scheduler/healthcheck`, `/healthz`, `/readyz`,
   `/metrics` (module `service`; metric families in `shim.metrics`).

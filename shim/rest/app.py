@@ -15,7 +15,7 @@ from aiohttp import web
 
 from core.scheduler import Scheduler
 from shim.metrics import ShimMetrics, metrics_registry
-from shim.rest import cluster, events, partition, service, usage
+from shim.rest import cluster, events, partition, pending, service, usage
 from shim.rest.context import EXECUTOR, REGISTRY, SCHEDULER, STATUS
 from shim.rest.errors import error_middleware
 from shim.rest.status import RestStatus
@@ -43,6 +43,7 @@ def build_rest_app(
     events.install_streams(app)
     app.add_routes(events.routes)
     app.add_routes(partition.routes)
+    app.add_routes(pending.routes)
     app.add_routes(usage.routes)
     app.add_routes(service.routes)
 
