@@ -66,7 +66,10 @@ def simulate_command(args: argparse.Namespace) -> int:
 
 def bench_command(args: argparse.Namespace) -> int:
     try:
-        from shim.bench.scheduling import bench_command as run
+        if args.event_streams:
+            from shim.bench.events import bench_command as run
+        else:
+            from shim.bench.scheduling import bench_command as run
     except ModuleNotFoundError as error:
         if not (error.name or "").startswith("shim.bench"):
             raise

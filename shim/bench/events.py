@@ -171,6 +171,24 @@ def run_stream_bench(nodes: int, pods: int, streams: int, rate: int) -> dict[str
     }
 
 
+def bench_command(args: Any) -> int:
+    """`herder bench --event-streams N [--event-rate R] [--nodes --pods] [--json]`."""
+    if min(args.event_streams, args.event_rate, args.nodes, args.pods) <= 0:
+        print("herder bench: --event-streams, --event-rate, --nodes and --pods must be positive", file=sys.stderr)
+        return 2
+    report = run_stream_bench(args.nodes, args.pods, args.event_streams, args.event_rate)
+    if args.json:
+        print(json.dumps({"event_streams": report}, indent=2))
+        return 0
+    print(
+        f"event streams: scheduling {report['slowdown_percent']}% slower in wall time,"
+        f" {report['cpu_slowdown_percent']}% in its CPU time, with them open"
+    )
+    for phase in ("without_streams", "with_streams"):
+        print(f"  {phase}: " + ", ".join(f"{key} {value}" for key, value in report[phase].items()))
+    return 0
+
+
 async def _clients(url: str, count: int) -> list[int]:
     """Open `count` streams, count the lines each gets until stdin closes."""
     import aiohttp

@@ -395,14 +395,6 @@ def _print_text(report: dict[str, Any]) -> None:
         print("through the Kubernetes shim (emulator):")
         for key, value in report["emulator"].items():
             print(f"  {key}: {value}")
-    if "event_streams" in report:
-        streams = report["event_streams"]
-        print(
-            f"event streams: scheduling {streams['slowdown_percent']}% slower in wall time,"
-            f" {streams['cpu_slowdown_percent']}% in its CPU time, with them open"
-        )
-        for phase in ("without_streams", "with_streams"):
-            print(f"  {phase}: " + ", ".join(f"{key} {value}" for key, value in streams[phase].items()))
 
 
 def bench_command(args: argparse.Namespace) -> int:
@@ -414,11 +406,7 @@ def bench_command(args: argparse.Namespace) -> int:
         print("herder bench: counts must not be negative", file=sys.stderr)
         return 2
     try:
-        if args.event_streams:
-            from shim.bench.events import run_stream_bench
-
-            report["event_streams"] = run_stream_bench(args.nodes, args.pods, args.event_streams, args.event_rate)
-        elif not (args.sweep or args.users or args.quotas or args.emulator):
+        if not (args.sweep or args.users or args.quotas or args.emulator):
             report["scheduling"] = run_scheduling(args.nodes, args.pods)
         if args.sweep:
             report["sweep"] = [run_isolated(n, args.pods) for n in SWEEP_NODES]

@@ -21,7 +21,7 @@ SHIM = ROOT / "shim"
 WRITERS = ("shim/kube/write/", "shim/kube/admission/")
 # No API server there: the simulator plays a cluster in memory, the benches drive their own emulator.
 NO_API_SERVER = ("shim/sim/", "shim/bench/")
-WRITE_VERBS = re.compile(r"^(create|patch|replace|delete)_\w+$")
+WRITE_VERBS = re.compile(r"^(create|patch|replace|delete)_(?!task$)\w+$")  # asyncio's create_task is no write
 WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 
 
