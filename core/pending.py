@@ -13,13 +13,17 @@ counts for `no-node-fits`. A pod not tried yet has neither.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from core.dao import epoch_ns
+from core.lifecycle import NOT_QUEUED
 from core.objects.application import Application
 from core.objects.queue import FAIR, Queue
 from core.policies import order_queues
 from core.state import CoreState
+
+NOT_TRIED = "not-tried-yet"
 
 
 def _app_key(leaf: Queue, app: Application, cluster: dict[str, int]) -> tuple[Any, ...]:
@@ -134,3 +138,10 @@ def _key_of_name(state: CoreState, name: str) -> str | None:
         if ask is not None and ask.name == name:
             return key
     return None
+
+
+def count_by_rule(state: CoreState) -> dict[str, int]:
+    rules = state.rules
+    counts = Counter(rules.get(key, NOT_TRIED) for key in state.ask_app)
+    counts.update(rules.get(key, NOT_QUEUED) for key in state.unplaced)
+    return dict(counts)

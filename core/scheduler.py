@@ -401,6 +401,11 @@ class Scheduler:
         with self._lock:
             return pending.explain_document(self._state, pod)
 
+    def pending_by_rule(self) -> dict[str, int]:
+        """Waiting pods counted by the first rule that held them (`not-tried-yet` for the rest)."""
+        with self._lock:
+            return pending.count_by_rule(self._state)
+
     def node_utilizations_document(self) -> dict[str, Any]:
         with self._lock:
             return dao.node_utilizations(self._state)

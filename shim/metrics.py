@@ -41,6 +41,10 @@ if TYPE_CHECKING:  # shim.rest imports this module; the status is only read here
 BIND_BUCKETS: tuple[float, ...] = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 MAX_LABEL_VALUES = 32  # distinct bind-error reasons or eviction results kept; more are "other"
 
+# The partition document counts these too (finished and rejected applications it still shows);
+# the gauge of applications is about live ones.
+KEPT_AFTER_THE_END = ("Completed", "Failed", "Rejected")
+
 
 def _herder_version() -> str:
     try:
@@ -240,7 +244,7 @@ class HerderCollector(Collector):
         )
         apps = GaugeMetricFamily("herder_applications", "Live applications by state", labels=["state"])
         for state, count in part["applications"].items():
-            if state != "total":
+            if state not in ("total", *KEPT_AFTER_THE_END):
                 apps.add_metric([state], float(count))
         yield apps
         yield GaugeMetricFamily(
@@ -249,6 +253,14 @@ class HerderCollector(Collector):
         yield GaugeMetricFamily(
             "herder_pending_pods", "Herder pods waiting for a node", value=float(part["pendingRequests"])
         )
+        by_rule = GaugeMetricFamily(
+            "herder_pending_pods_by_reason",
+            "Herder pods waiting, by the first rule that held them (not-tried-yet: not tried since they came)",
+            labels=["reason"],
+        )
+        for rule, count in sorted(self._scheduler.pending_by_rule().items()):
+            by_rule.add_metric([rule], float(count))
+        yield by_rule
 
     def _queues(self) -> Iterator[Metric]:
         queues = list(_walk(self._scheduler.queues_document()))

@@ -108,8 +108,20 @@ async def test_cluster_node_pod_and_application_gauges(served: Served) -> None:
     assert value(s, "herder_cluster_used_resource", resource="vcore") == 3500  # Herder's 3 cpu + the foreign 500m
     assert value(s, "herder_allocated_pods") == 3
     assert value(s, "herder_pending_pods") == 1
+    assert series(s, "herder_pending_pods_by_reason") == {frozenset({("reason", "queue-max")}): 1.0}  # job-3's pod
     assert value(s, "herder_applications", state="Running") == 2
     assert value(s, "herder_applications", state="Accepted") == 1
+
+
+async def test_finished_applications_leave_the_live_application_gauge(served: Served) -> None:
+    served.sched.release_allocation("uid-job-2-a")
+    served.sched.schedule(now=2_000_000_000.0)  # past the Completing timeout
+    s = await scrape(served)
+    assert value(s, "herder_applications", state="Running") == 1
+    assert series(s, "herder_applications").keys() == {
+        frozenset({("state", "Running")}),
+        frozenset({("state", "Accepted")}),
+    }
 
 
 async def test_scheduling_counters_follow_the_core(served: Served) -> None:
