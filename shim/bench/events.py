@@ -25,23 +25,12 @@ from typing import Any
 from core.config import load_config, parse_settings
 from core.events import NODE, SchedulingEvent
 from core.scheduler import Scheduler
-from shim.bench.scheduling import queue_config, synthetic_namespaces, synthetic_nodes, synthetic_pods
+from shim.bench.scheduling import CountingCallbacks, queue_config, synthetic_namespaces, synthetic_nodes, synthetic_pods
 from shim.convert import node_to_info, pod_to_ask
 from shim.rest import RestStatus, build_rest_app, start_rest_server
 from shim.rest.events import STREAMS
 
 TICK = 0.01  # seconds between batches of generated events
-
-
-class _Quiet:
-    def bind(self, allocation: Any) -> None:
-        pass
-
-    def evict(self, allocation: Any, reason: str) -> None:
-        pass
-
-    def report(self, event: SchedulingEvent) -> None:
-        pass
 
 
 class _Server:
@@ -99,7 +88,7 @@ def _generate(scheduler: Scheduler, rate: int, stop: threading.Event) -> None:
 def _run(nodes: int, pods: int, streams: int, rate: int) -> dict[str, Any]:
     config = load_config(queue_config(nodes))
     settings_keys = {"event.ringBufferCapacity": "100000", "event.maxStreamsPerHost": str(max(15, streams))}
-    scheduler = Scheduler(_Quiet(), config, parse_settings(settings_keys))
+    scheduler = Scheduler(CountingCallbacks(), config, parse_settings(settings_keys))
     for node in synthetic_nodes(nodes):
         scheduler.update_node(node_to_info(node), now=0.0)
     namespaces = synthetic_namespaces()

@@ -213,7 +213,7 @@ def synthetic_pods(count: int, namespaces: list[str], users: int = 0, groups: in
         }
 
 
-class _CountingCallbacks:
+class CountingCallbacks:
     """The shim's side, reduced to counting: binds succeed at once, events are dropped."""
 
     def __init__(self) -> None:
@@ -238,7 +238,7 @@ def run_scheduling(nodes: int, pods: int, users: int = 0, groups: int = 0, limit
     rss_before = _maxrss_mib()
     start = time.perf_counter()
     config = load_config(queue_config(nodes, users, groups) if limits else queue_config(nodes))
-    callbacks = _CountingCallbacks()
+    callbacks = CountingCallbacks()
     scheduler = Scheduler(callbacks, config)
     for node in synthetic_nodes(nodes):
         scheduler.update_node(node_to_info(node), now=0.0)

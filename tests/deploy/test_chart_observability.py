@@ -17,6 +17,7 @@ from core.scheduler import Scheduler
 from shim.metrics import ShimMetrics, metrics_registry
 from shim.rest import RestStatus
 from tests.deploy.conftest import CHART, NAMESPACE
+from tests.shim.rest_world import Recorder
 
 Manifest = dict[str, Any]
 UI = ("webUI.enabled=true",)
@@ -67,7 +68,7 @@ def test_chart_with_both_enabled_passes_strict_lint(helm: Callable[..., subproce
 
 
 def _exported_metric_names() -> set[str]:
-    registry = metrics_registry(Scheduler(_Quiet()), RestStatus(identity="t"), ShimMetrics())
+    registry = metrics_registry(Scheduler(Recorder()), RestStatus(identity="t"), ShimMetrics())
     names: set[str] = set()
     for family in registry.collect():
         names.add(family.name)
@@ -77,17 +78,6 @@ def _exported_metric_names() -> set[str]:
         if family.type == "counter":
             names.add(f"{family.name}_total")
     return names
-
-
-class _Quiet:
-    def bind(self, allocation: Any) -> None:
-        pass
-
-    def evict(self, allocation: Any, reason: str) -> None:
-        pass
-
-    def report(self, event: Any) -> None:
-        pass
 
 
 def test_grafana_dashboard_is_labelled_for_the_sidecar_and_queries_only_real_metrics(
