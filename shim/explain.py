@@ -61,7 +61,9 @@ def ask_url(base: str, pod: str) -> dict[str, Any]:
 
 
 def ask_kubernetes(kubeconfig: str | None, namespace: str, service: str, pod: str) -> dict[str, Any]:
-    from kubernetes import client, config
+    """Through `/api/v1/namespaces/{namespace}/services/{service}/proxy/...`; the client's own
+    proxy method would put the query into the path, so the request is built here."""
+    from kubernetes import config
     from kubernetes.client.exceptions import ApiException
 
     try:
@@ -70,10 +72,18 @@ def ask_kubernetes(kubeconfig: str | None, namespace: str, service: str, pod: st
         raise ExplainError(f"kubeconfig {kubeconfig or '(default)'}: {err}") from None
     where = f"service {namespace}/{service}"
     try:
-        response = client.CoreV1Api(api).connect_get_namespaced_service_proxy_with_path(
-            service, namespace, PATH.lstrip("/") + "?" + urllib.parse.urlencode({"pod": pod}), _preload_content=False
+        request = api.param_serialize(
+            "GET",
+            "/api/v1/namespaces/{namespace}/services/{name}/proxy" + PATH,
+            path_params={"namespace": namespace, "name": service},
+            query_params=[("pod", pod)],
+            auth_settings=["BearerToken"],
         )
-        result: dict[str, Any] = json.loads(response.data)  # type: ignore[attr-defined]
+        response = api.call_api(*request, _request_timeout=TIMEOUT)
+        response.read()
+        if not 200 <= response.status < 300:
+            raise ExplainError(_error_text(response.data or b"", f"{where}: HTTP {response.status}"))
+        result: dict[str, Any] = json.loads(response.data)
         return result
     except ApiException as err:
         raise ExplainError(_error_text(err.body or b"", f"{where}: HTTP {err.status} {err.reason}")) from None

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
+import yaml
+from aiohttp import web
 
 from shim.cli import build_parser
 from shim.convert import pod_to_ask
-from shim.explain import ExplainError, ask_url, render
-from shim.rest import RestStatus, ShimMetrics
+from shim.explain import ExplainError, ask_kubernetes, ask_url, render
+from shim.rest import RestStatus, ShimMetrics, start_rest_server
 from tests.shim.rest_world import NAMESPACE, Served, build_scheduler, pod, serve
 
 P = "/ws/v1/partition/default"
@@ -106,3 +109,43 @@ def test_render_says_a_pod_not_tried_yet_waits_its_turn() -> None:
         "a/b (application x, queue root.a): waiting, 12th of 40 in its queue's line",
         "  not tried yet: it is tried when its turn comes",
     ]
+
+
+async def test_herder_explain_goes_through_the_api_servers_service_proxy(served: Served, tmp_path: Path) -> None:
+    # The API server's side of `services/{name}:{port}/proxy/...` (the emulator has none): pass
+    # the request on to Herder's REST server, as the API server does.
+    seen: list[str] = []
+
+    async def service_proxy(request: web.Request) -> web.Response:
+        seen.append(request.path)
+        async with served.session.get(f"{served.base}/{request.match_info['tail']}?{request.query_string}") as answer:
+            return web.Response(status=answer.status, body=await answer.read(), content_type="application/json")
+
+    app = web.Application()
+    app.router.add_get("/api/v1/namespaces/{namespace}/services/{service}/proxy/{tail:.*}", service_proxy)
+    runner = await start_rest_server(app, "127.0.0.1", 0)
+    port = runner.addresses[0][1]
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "c", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
+                "users": [{"name": "u", "user": {}}],
+                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+                "current-context": "x",
+            }
+        )
+    )
+    try:
+        loop = asyncio.get_running_loop()
+        doc = await loop.run_in_executor(
+            None, ask_kubernetes, str(kubeconfig), "herder-system", "herder:9080", "batch/job-3-a"
+        )
+        assert (doc["name"], doc["position"], doc["blockedBy"]) == ("batch/job-3-a", 2, "queue-max")
+        assert seen == ["/api/v1/namespaces/herder-system/services/herder:9080/proxy/ws/v1/partition/default/explain"]
+        with pytest.raises(ExplainError, match="Pod not found"):
+            await loop.run_in_executor(None, ask_kubernetes, str(kubeconfig), "herder-system", "herder:9080", "x/y")
+    finally:
+        await runner.cleanup()
