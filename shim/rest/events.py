@@ -91,7 +91,9 @@ class EventStreams:
     dropped: int = 0  # streams dropped for being slow, since the start
     wake: asyncio.Event = field(default_factory=asyncio.Event)
 
-    def admit(self, host: str, max_streams: int, max_per_host: int) -> Stream:
+    def admit(self, host: str, max_streams: int, max_per_host: int, newest: int) -> Stream:
+        """A new stream, or a 503 over the limits. `newest` is the ring's newest id now: with
+        no stream open the pump sleeps, so that is where the streams start from."""
         per_host = Counter(stream.host for stream in self.streams)
         if len(self.streams) >= max_streams:
             raise RestError(503, "Too many streaming connections", f"{max_streams} event streams are open already")
@@ -99,6 +101,8 @@ class EventStreams:
             raise RestError(
                 503, "Too many streaming connections", f"{host} has {max_per_host} event streams open already"
             )
+        if not self.streams:
+            self.last_id = newest
         stream = Stream(host)
         self.streams.add(stream)
         self.wake.set()
@@ -117,7 +121,6 @@ class EventStreams:
             if not self.streams:
                 self.wake.clear()
                 await self.wake.wait()
-                self.last_id = max(self.last_id, scheduler.events.highest_id())  # nobody missed anything
             await asyncio.sleep(PUMP_INTERVAL)
             ring = scheduler.events
             if ring.highest_id() <= self.last_id:
@@ -125,8 +128,8 @@ class EventStreams:
             start = max(self.last_id + 1, ring.lowest_id())
             # At most a buffer's worth per stream and look: more would drop every stream anyway.
             chunk, events, last = await loop.run_in_executor(executor, encode_lines, scheduler, start, STREAM_BUFFER)
-            if not events:
-                continue
+            if not events or last <= self.last_id:
+                continue  # a stream came meanwhile and started past these
             self.last_id = last
             for stream in list(self.streams):
                 stream.offer(chunk, events)
@@ -196,7 +199,9 @@ async def events_stream(request: web.Request) -> web.StreamResponse:
     past = min(_count(request, 0, 0), settings.event_rest_response_size)
     streams = request.app[STREAMS]
     host = request.remote or "unknown"
-    stream = streams.admit(host, settings.event_max_streams, settings.event_max_streams_per_host)
+    stream = streams.admit(
+        host, settings.event_max_streams, settings.event_max_streams_per_host, sched.events.highest_id()
+    )
     try:
         newest = streams.last_id
         first = max(newest - past + 1, sched.events.lowest_id())

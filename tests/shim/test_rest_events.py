@@ -128,6 +128,26 @@ async def test_stream_sends_the_instance_then_past_events_then_new_ones_as_json_
         assert [r["id"] for r in seen] == list(range(page["HighestID"] + 1, page["HighestID"] + 7))
 
 
+async def test_a_stream_opened_later_starts_from_the_newest_events(served: Served) -> None:
+    async with served.session.get(served.base + "/ws/v1/events/stream") as first:
+        await read_line(first)
+    streams = served.app[rest_events.STREAMS]
+    for _ in range(100):  # the server sees the first stream gone when it next writes to it
+        served.sched.events.add(SchedulingEvent(NOW, NODE, "node-x", "Note"))
+        await asyncio.sleep(0.05)
+        if not streams.streams:
+            break
+    await asyncio.sleep(0.1)  # no stream open: the pump sleeps while events come
+    for i in range(5):
+        served.sched.events.add(SchedulingEvent(NOW, NODE, f"node-{i}", "Note"))
+    async with served.session.get(served.base + "/ws/v1/events/stream?count=2") as later:
+        await read_line(later)
+        past = [await read_line(later), await read_line(later)]
+        assert [r["objectID"] for r in past] == ["node-3", "node-4"]
+        served.sched.events.add(SchedulingEvent(NOW, NODE, "node-5", "Note"))
+        assert (await read_line(later))["objectID"] == "node-5"
+
+
 async def test_streams_beyond_the_per_host_limit_answer_503_and_a_closed_one_frees_its_place(served: Served) -> None:
     url = served.base + "/ws/v1/events/stream"
     first = await served.session.get(url)
