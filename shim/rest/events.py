@@ -127,7 +127,16 @@ class EventStreams:
                 continue
             start = max(self.last_id + 1, ring.lowest_id())
             # At most a buffer's worth per stream and look: more would drop every stream anyway.
-            chunk, events, last = await loop.run_in_executor(executor, encode_lines, scheduler, start, STREAM_BUFFER)
+            try:
+                chunk, events, last = await loop.run_in_executor(
+                    executor, encode_lines, scheduler, start, STREAM_BUFFER
+                )
+            except RuntimeError:
+                return  # the server is stopping: its threads are gone
+            except Exception:
+                log.exception("event stream pump: events from id %d could not be encoded; skipping them", start)
+                self.last_id = start + STREAM_BUFFER - 1
+                continue
             if not events or last <= self.last_id:
                 continue  # a stream came meanwhile and started past these
             self.last_id = last
