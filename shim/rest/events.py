@@ -135,7 +135,7 @@ class EventStreams:
                 return  # the server is stopping: its threads are gone
             except Exception:
                 log.exception("event stream pump: events from id %d could not be encoded; skipping them", start)
-                self.last_id = start + STREAM_BUFFER - 1
+                self.last_id = min(start + STREAM_BUFFER - 1, ring.highest_id())
                 continue
             if not events or last <= self.last_id:
                 continue  # a stream came meanwhile and started past these
