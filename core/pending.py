@@ -20,18 +20,19 @@ from core.dao import epoch_ns
 from core.lifecycle import NOT_QUEUED
 from core.objects.application import Application
 from core.objects.queue import FAIR, Queue
-from core.policies import order_queues
+from core.policies import app_share, order_queues
 from core.state import CoreState
 
 NOT_TRIED = "not-tried-yet"
 
 
 def _app_key(leaf: Queue, app: Application, cluster: dict[str, int]) -> tuple[Any, ...]:
+    """`policies.application_key` with every pending ask counted: the order once parked asks
+    may run again (that key reads only the asks that may run now, and caches it)."""
     best = max((ask.priority for ask in app.asks.values()), default=0)
     priority = -best if leaf.app_sort_priority else 0
     if leaf.app_sort_policy == FAIR:
-        share = max((used / cluster[key] for key, used in app.used.items() if cluster.get(key)), default=0.0)
-        return (priority, share, app.submission_time, app.app_id)
+        return (priority, app_share(app, cluster), app.submission_time, app.app_id)
     return (priority, app.submission_time, app.app_id)
 
 

@@ -28,7 +28,8 @@ def order_queues(children: Iterable[Queue], cluster: Mapping[str, int]) -> list[
     return sorted(children, key=lambda q: (q.usage_share(cluster), q.name))
 
 
-def _app_share(app: Application, cluster: Mapping[str, int]) -> float:
+def app_share(app: Application, cluster: Mapping[str, int]) -> float:
+    """The application's dominant share of the cluster in use (`fair` sorting)."""
     share = 0.0
     for key, used in app.used.items():
         total = cluster.get(key)
@@ -43,7 +44,7 @@ def application_key(leaf: Queue, version: int, cluster: Mapping[str, int]) -> Ca
     if leaf.app_sort_policy == APP_FAIR:
         return lambda a: (
             -a.top_priority(version) if by_priority else 0,
-            _app_share(a, cluster),
+            app_share(a, cluster),
             a.submission_time,
             a.app_id,
         )
