@@ -39,7 +39,7 @@ async def full_state_dump(request: web.Request) -> web.Response:
     sched = scheduler_of(request)
 
     def build() -> dict[str, Any]:
-        return {"timestamp": time.time(), **sched.state_dump()}
+        return {"timestamp": time.time_ns(), **sched.state_dump()}  # Unix nanoseconds, as YuniKorn
 
     return await json_answer(request, build)
 

@@ -352,6 +352,7 @@ async def test_full_state_dump_holds_every_document_of_the_simulation_contract(s
         assert key in dump, key
     assert set(dump["usage"]) == {"users", "groups"}
     assert dump["queues"]["queuename"] == "root"
+    assert isinstance(dump["timestamp"], int) and dump["timestamp"] > 1_600_000_000 * 10**9  # Unix nanoseconds
     _, debug = await served.get("/debug/fullstatedump")
     assert debug["nodes"] == dump["nodes"]
 
