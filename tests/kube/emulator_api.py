@@ -149,6 +149,7 @@ class HerderEmulator(kmock.KubernetesEmulator):
     _versions: Any = attrs.field(factory=lambda: itertools.count(1))
     _version: int = 0
     _writes: asyncio.Lock | None = attrs.field(default=None)
+    _in_flight: dict[int, rendering.Request] = attrs.field(factory=dict)  # id() -> request being served
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
@@ -160,10 +161,26 @@ class HerderEmulator(kmock.KubernetesEmulator):
         method = str(request.method.value)
         if method not in ("GET", "HEAD", "OPTIONS"):
             self.audit.append((method, str(request.url.path), str(request.headers.get("User-Agent", ""))))
-        # kmock matches every request against its reactions by scanning all requests received so
-        # far (quadratic over a long run); only the newest ones are ever matched, so keep those.
-        if len(self._requests) > _KEEP_REQUESTS:
-            del self._requests[: -_KEEP_REQUESTS // 2]
+        self._in_flight[id(request)] = request
+        try:
+            self._forget_old_requests()
+            return await self._route(request)
+        finally:
+            del self._in_flight[id(request)]
+
+    def _forget_old_requests(self) -> None:
+        """kmock matches a request against its reactions by looking for it, by identity, among all
+        requests received so far (quadratic over a long run), so only the newest are kept, and every
+        request still being served: a create waits for the admission webhook, and one dropped
+        meanwhile would match no reaction when it reaches kmock."""
+        if len(self._requests) <= _KEEP_REQUESTS:
+            return
+        newest = self._requests[-_KEEP_REQUESTS // 2 :]
+        kept = {id(request) for request in newest}
+        serving = [request for request in self._requests[: -_KEEP_REQUESTS // 2] if id(request) in self._in_flight]
+        self._requests[:] = [request for request in serving if id(request) not in kept] + newest
+
+    async def _route(self, request: rendering.Request) -> aiohttp.web.StreamResponse:
         if request.resource is None or request.action in (enums.action.LIST, enums.action.WATCH):
             return await super()._handle(request)
         if request.action == enums.action.FETCH:
