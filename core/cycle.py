@@ -24,6 +24,7 @@ from core.objects.application import Application
 from core.objects.application_state import AppState
 from core.objects.ask import Allocation, Ask
 from core.objects.node_index import static_mismatch
+from core.objects.pod_topology import Mask as NodeMask
 from core.objects.queue import Queue
 from core.policies import app_order_depends_on_usage, application_key, order_applications, order_queues
 from core.resources import Resource
@@ -168,20 +169,78 @@ def _shape(ask: Ask) -> object:
 
 
 def _select_node(state: CoreState, ask: Ask) -> str | None:
+    partition = state.partition
+    rules = pod_rule_masks(state, ask)
+    if rules is not None:
+        state.rule_waiting.pop(ask.key, None)
+        allowed = rules[0][1].copy()
+        for _, mask in rules[1:]:
+            allowed &= mask
+        node_id = partition.node_index.select(ask.resource, ask.constraints, allowed)
+        if node_id is None:
+            reason = partition.node_index.explain(ask.resource, ask.constraints, rules)
+            state.fit_failures[ask.key] = (state.version, reason)
+            if ask.pod.affinity or ask.pod.hard_spread:
+                state.rule_waiting[ask.key] = ask.pod  # placing other pods may let it run
+        return node_id
+    if state.fit_failures:
+        state.fit_failures.pop(ask.key, None)
     shape = _shape(ask)
     failed = state.fit_failures.get(shape)
     if failed is not None and failed[0] == state.version:
         return None
-    node_id = state.partition.node_index.select(ask.resource, ask.constraints)
+    node_id = partition.node_index.select(ask.resource, ask.constraints)
     if node_id is None:
-        reason = state.partition.node_index.explain(ask.resource, ask.constraints)
+        reason = partition.node_index.explain(ask.resource, ask.constraints)
         state.fit_failures[shape] = (state.version, reason)
     return node_id
 
 
+def pod_rule_masks(state: CoreState, ask: Ask) -> list[tuple[str, NodeMask]] | None:
+    """The masks of the rules between pods that restrict this ask, None when none does (the
+    fast path: a pod with no such rules that no placed pod's anti-affinity matches)."""
+    topology = state.partition.topology
+    if not (ask.pod.has_filters() or topology.blocks_anyone()):
+        return None
+    partition = state.partition
+    rules = topology.filters(ask.pod, ask.constraints, partition.node_index, partition.nodes)
+    return rules or None
+
+
+def node_verdicts(state: CoreState, ask: Ask) -> dict[str, str | None]:
+    """Per node, the first filter that refuses the ask there (None when none does): node
+    state, taints and node affinity, then the rules between pods, then room."""
+    partition = state.partition
+    rules = pod_rule_masks(state, ask) or []
+    out: dict[str, str | None] = {}
+    for node_id, node in sorted(partition.nodes.items()):
+        reason = static_mismatch(node, ask.constraints)
+        if reason is None and rules:
+            pos = partition.node_index.position(node_id)
+            reason = next((why for why, mask in rules if pos is not None and not mask[pos]), None)
+        if reason is None:
+            short = ask.resource.insufficient(node.available())
+            reason = f"insufficient {', '.join(short)}" if short else None
+        out[node_id] = reason
+    return out
+
+
 def _fit_reason(state: CoreState, ask: Ask) -> str:
-    failed = state.fit_failures.get(_shape(ask))
+    failed = state.fit_failures.get(ask.key) or state.fit_failures.get(_shape(ask))
     return failed[1] if failed is not None else "no node fits"
+
+
+def _wake_rule_waiters(state: CoreState, placed: Ask) -> None:
+    """A placed pod that an affinity or spread selector of a waiting pod matches may let that
+    pod run (its group's first pod is in, or a domain's count rose): try the waiting again."""
+    pod = placed.pod
+    for rules in state.rule_waiting.values():
+        if (rules.affinity and rules.matches_all_affinity(pod)) or any(
+            rules.namespace == pod.namespace and c.selector.matches(pod.labels) for c in rules.hard_spread
+        ):
+            state.bump()
+            state.rule_waiting.clear()
+            return
 
 
 def _commit(
@@ -193,8 +252,7 @@ def _commit(
     placed_at = now + state.epoch_offset()
     allocation = Allocation.for_ask(ask, node_id, placed_at, queue_path=leaf.path)
     node = partition.nodes[node_id]
-    node.add(allocation)
-    partition.node_index.refresh(node)
+    partition.put_on_node(node, allocation)
     state.record_on_node(allocation, True, now)
     first = not app.is_running
     app.take(ask.key)
@@ -217,6 +275,10 @@ def _commit(
     state.quotas.allocate(ask.key, quota, ask.resource, ask.preemptible, ask.priority, placed_at)
     state.ask_app.pop(ask.key, None)
     state.allocations[ask.key] = allocation
+    state.fit_failures.pop(ask.key, None)
+    if state.rule_waiting:
+        state.rule_waiting.pop(ask.key, None)
+        _wake_rule_waiters(state, ask)
     state.reasons.pop(ask.key, None)
     state.rules.pop(ask.key, None)
     state.preempting.pop(ask.key, None)
@@ -300,10 +362,15 @@ def _maybe_preempt(state: CoreState, ask: Ask, quota: str, now: float) -> None:
     if floor is None or floor >= ask.priority:
         return  # nobody in the quota this ask may preempt: spare the scan of every node
     partition = state.partition
+    rules = pod_rule_masks(state, ask)
     slots: dict[str, NodeSlot] = {}
     for node in partition.nodes.values():
         if static_mismatch(node, ask.constraints) is not None:
             continue
+        if rules is not None:
+            pos = partition.node_index.position(node.node_id)
+            if pos is None or not all(mask[pos] for _, mask in rules):
+                continue
         candidates = [
             RunningPod(
                 key=alloc.key,

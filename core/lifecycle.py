@@ -105,6 +105,8 @@ def remove_ask(state: CoreState, key: str, now: float) -> None:
     state.reasons.pop(key, None)
     state.rules.pop(key, None)
     state.preempting.pop(key, None)
+    state.fit_failures.pop(key, None)
+    state.rule_waiting.pop(key, None)
     if state.unplaced.pop(key, None) is not None:
         return
     app = state.ask_app.pop(key, None)
@@ -132,8 +134,7 @@ def add_allocation(state: CoreState, allocation: Allocation, now: float) -> None
         state.waiting_for_node[key] = allocation
         return
     if allocation.foreign or allocation.ask is None:
-        node.add(allocation)
-        partition.node_index.refresh(node)
+        partition.put_on_node(node, allocation)
         state.record_on_node(allocation, True, now, node.occupied)
         state.foreign[key] = allocation
         foreign_changed(state, allocation, 1)
@@ -164,8 +165,7 @@ def recover(state: CoreState, allocation: Allocation, node: Node, now: float) ->
     allocation = replace(allocation, application_id=app.app_id, ask=ask, queue_path=queue.path)
     first = not app.is_running
     state.ugm.increase_tracked_resource(queue.path, app.app_id, allocation.resource, app.user, force=True)
-    node.add(allocation)
-    partition.node_index.refresh(node)
+    partition.put_on_node(node, allocation)
     state.record_on_node(allocation, True, now)
     app.add_allocation(allocation)
     queue.add_allocated(allocation.resource)
@@ -203,8 +203,7 @@ def release(state: CoreState, key: str, now: float) -> None:
     if foreign is not None:
         node = partition.nodes.get(foreign.node_id)
         if node is not None:
-            node.remove(key)
-            partition.node_index.refresh(node)
+            partition.take_off_node(node, key)
             state.record_on_node(foreign, False, now, node.occupied)
         foreign_changed(state, foreign, -1)
         return
@@ -214,8 +213,7 @@ def release(state: CoreState, key: str, now: float) -> None:
         return
     node = partition.nodes.get(allocation.node_id)
     if node is not None:
-        node.remove(key)
-        partition.node_index.refresh(node)
+        partition.take_off_node(node, key)
         state.record_on_node(allocation, False, now)
     app = partition.applications.get(allocation.application_id)
     if app is not None and app.remove_allocation(key) is not None:

@@ -29,7 +29,7 @@ from core.callbacks import Callbacks
 from core.config import ConfigError, default_config, validate_config
 from core.config.schema import DEFAULT_PARTITION, SchedulerConfig
 from core.config.settings import Settings
-from core.cycle import allocate_one, request_eviction
+from core.cycle import allocate_one, node_verdicts, request_eviction
 from core.elastic.manager import QuotaStatus
 from core.elastic.spec import ElasticQuotaSpec
 from core.events import CONFIG, NODE, QUOTA, REQUEST, EventRing, SchedulingEvent
@@ -354,6 +354,11 @@ class Scheduler:
     def pending_reason(self, key: str) -> str | None:
         with self._lock:
             return self._state.reasons.get(key)
+
+    def node_verdicts(self, ask: Ask) -> dict[str, str | None]:
+        """Per node, why `ask` could not go there now (None: it could), placing nothing."""
+        with self._lock:
+            return node_verdicts(self._state, ask)
 
     def allocation(self, key: str) -> Allocation | None:
         with self._lock:

@@ -41,6 +41,7 @@ from core.objects.application import Application
 from core.objects.application_state import AppState
 from core.objects.ask import Allocation, Ask
 from core.objects.partition import Partition
+from core.objects.pod_rules import PodRules
 from core.resources import Resource
 from core.ugm.manager import UserGroupManager
 
@@ -86,7 +87,8 @@ class CoreState:
         self.waiting_for_node: dict[str, Allocation] = {}
         self.reasons: dict[str, str] = {}
         self.rules: dict[str, str] = {}  # the kind of rule behind each reason (core.cycle's names)
-        self.fit_failures: dict[object, tuple[int, str]] = {}
+        self.fit_failures: dict[object, tuple[int, str]] = {}  # by shape, or by pod key for rules
+        self.rule_waiting: dict[str, PodRules] = {}  # pods that placing others may let run
         # why a request does not fit the cluster's size, while (version, allocations) is unchanged
         self.cluster_full: dict[Resource, str | None] = {}
         self.cluster_full_stamp: tuple[int, int] = (-1, -1)

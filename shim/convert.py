@@ -40,6 +40,7 @@ from shim.convert_pod import (
     pod_constraints,
     pod_resource,
 )
+from shim.convert_rules import pod_rules_or_problem
 
 YK_PREFIX = "yunikorn.apache.org/"
 LABEL_APP_ID = YK_PREFIX + "app-id"
@@ -271,6 +272,9 @@ def pod_to_ask(
     except ConversionError as err:
         problems.append(str(err))
         created = 0.0
+    rules, problem = pod_rules_or_problem(pod, namespace)
+    if problem is not None:
+        problems.append(problem)
     quota = labels.get(LABEL_QUOTA_NAME)
     return Ask(
         key=pod_key(pod),
@@ -283,6 +287,7 @@ def pod_to_ask(
         user=user,
         priority=priority,
         constraints=pod_constraints(pod),
+        pod=rules,
         quota=str(quota) if quota else None,
         preemptible=labels.get(LABEL_PREEMPTIBLE) != "false",
         created=created,
@@ -325,6 +330,7 @@ def pod_to_allocation(
         request_time=created,
         name=name,
         foreign=FOREIGN_STATIC if static else FOREIGN_DEFAULT,
+        pod=pod_rules_or_problem(pod, namespace)[0],
     )
 
 

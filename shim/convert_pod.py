@@ -155,27 +155,19 @@ def pod_constraints(pod: Mapping[str, Any]) -> NodeConstraints:
         for t in list_at(spec, "tolerations")
         if isinstance(t, Mapping)
     )
-    unsupported_required: list[str] = []
     unsupported_preferred: list[str] = []
     if list_at(node_aff, "preferredDuringSchedulingIgnoredDuringExecution"):
         unsupported_preferred.append("preferred node affinity")
     for kind, text in (("podAffinity", "pod affinity"), ("podAntiAffinity", "pod anti-affinity")):
-        block = map_at(affinity, kind)
-        for term in list_at(block, "requiredDuringSchedulingIgnoredDuringExecution"):
-            unsupported_required.append(f"{text} on {_topology(term)}")
-        for term in list_at(block, "preferredDuringSchedulingIgnoredDuringExecution"):
+        for term in list_at(map_at(affinity, kind), "preferredDuringSchedulingIgnoredDuringExecution"):
             unsupported_preferred.append(f"preferred {text} on {_topology(map_at(term, 'podAffinityTerm'))}")
     for spread in list_at(spec, "topologySpreadConstraints"):
-        text = f"topology spread on {_topology(spread)}"
-        if spread.get("whenUnsatisfiable", "DoNotSchedule") == "ScheduleAnyway":
-            unsupported_preferred.append(text)
-        else:
-            unsupported_required.append(text)
+        if isinstance(spread, Mapping) and spread.get("whenUnsatisfiable") == "ScheduleAnyway":
+            unsupported_preferred.append(f"topology spread on {_topology(spread)}")
     selector = map_at(spec, "nodeSelector")
     return NodeConstraints(
         node_selector=tuple(sorted((str(k), str(v)) for k, v in selector.items())),
         required_terms=terms,
         tolerations=tolerations,
-        unsupported_required=tuple(unsupported_required),
         unsupported_preferred=tuple(unsupported_preferred),
     )

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from core.objects.constraints import NO_CONSTRAINTS, NodeConstraints
+from core.objects.pod_rules import NO_RULES, PodRules
 from core.resources import Resource
 
 DEFAULT_USER = "nobody"
@@ -49,6 +50,7 @@ class Ask:
     user: UserGroup = field(default_factory=UserGroup)
     priority: int = 0
     constraints: NodeConstraints = NO_CONSTRAINTS
+    pod: PodRules = NO_RULES  # labels and rules between pods (affinity, spread, host ports)
     quota: str | None = None
     preemptible: bool = True
     created: float = 0.0
@@ -80,6 +82,13 @@ class Allocation:
     foreign: str | None = None
     ask: Ask | None = None
     queue_path: str = ""
+    pod: PodRules | None = None  # a foreign pod's labels and rules (Herder's are its ask's)
+
+    @property
+    def rules(self) -> PodRules:
+        if self.ask is not None:
+            return self.ask.pod
+        return self.pod or NO_RULES
 
     @property
     def tags(self) -> dict[str, str]:

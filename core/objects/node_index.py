@@ -21,7 +21,7 @@ the answer is the full pass's, at a cost that barely grows with the node count.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -29,12 +29,15 @@ import numpy.typing as npt
 from core.objects.constraints import NO_EXECUTE, NO_SCHEDULE, NodeConstraints, Taint
 from core.objects.node import Node
 from core.objects.node_choice import Choice, Needs, choose, confirm
+from core.objects.node_info import NodeInfo
 from core.resources import MEMORY, VCORE, Resource
 
 BINPACKING = "binpacking"
 FAIR = "fair"
 DEFAULT_WEIGHTS: Mapping[str, float] = {VCORE: 1.0, MEMORY: 1.0}
 _HARD_EFFECTS = (NO_SCHEDULE, NO_EXECUTE)
+# A cordoned node takes the pods that tolerate this taint (NodeUnschedulable), as DaemonSets do.
+_CORDONED = Taint("node.kubernetes.io/unschedulable", "", NO_SCHEDULE)
 _LOG_LIMIT = 100_000  # changed columns remembered before every remembered choice is dropped
 _CHOICE_LIMIT = 4096  # remembered shapes before they are all dropped (pods of unique sizes)
 
@@ -54,11 +57,16 @@ def static_mismatch(node: Node, constraints: NodeConstraints) -> str | None:
     info = node.info
     if not info.ready:
         return "node not ready"
-    if not info.schedulable:
+    if not info.schedulable and not any(tol.tolerates(_CORDONED) for tol in constraints.tolerations):
         return "node unschedulable"
     taint = untolerated_taint(info.taints, constraints)
     if taint is not None:
         return f"taint {taint.key}={taint.value}" if taint.value else f"taint {taint.key}"
+    return node_affinity_mismatch(info, constraints)
+
+
+def node_affinity_mismatch(info: NodeInfo, constraints: NodeConstraints) -> str | None:
+    """Why the node's labels do not suit the pod's node selector and required affinity, or None."""
     labels = info.labels
     for key, value in constraints.node_selector:
         if labels.get(key) != value:
@@ -88,6 +96,9 @@ class NodeIndex:
         self._masks: dict[NodeConstraints, npt.NDArray[np.bool_]] = {}
         self._log: list[int] = []  # columns changed since the last rebuild, in order
         self._choices: dict[tuple[Resource, NodeConstraints], Choice] = {}
+        # per topology key: each column's domain code (len(values) when the node lacks the key)
+        self._domains: dict[str, tuple[npt.NDArray[np.int64], dict[str, int]]] = {}
+        self._eligible: dict[tuple[NodeConstraints, tuple[str, ...], bool, bool], npt.NDArray[np.bool_]] = {}
 
     def set_policy(self, policy: str, weights: Mapping[str, float] | None) -> None:
         self._policy = policy
@@ -162,6 +173,8 @@ class NodeIndex:
         self._avail = avail
         self._rank = rank
         self._masks = {}
+        self._domains = {}
+        self._eligible = {}
         self._log = []
         self._choices = {}
         self._dirty = False
@@ -177,12 +190,84 @@ class NodeIndex:
             self._masks[constraints] = mask
         return mask
 
-    def select(self, request: Resource, constraints: NodeConstraints) -> str | None:
-        """The best node that fits `request` under `constraints`, or None."""
+    # -- topology domains, for rules between pods (objects/pod_topology.py) ----------------
+    @property
+    def size(self) -> int:
+        if self._dirty:
+            self._rebuild()
+        return len(self._names)
+
+    def position(self, node_id: str) -> int | None:
+        if self._dirty:
+            self._rebuild()
+        return self._pos.get(node_id)
+
+    def domains(self, key: str) -> tuple[npt.NDArray[np.int64], dict[str, int]]:
+        """Each column's code for its value of label `key` (`len(values)` when it has none)."""
+        if self._dirty:
+            self._rebuild()
+        found = self._domains.get(key)
+        if found is None:
+            values: dict[str, int] = {}
+            raw = [self._nodes[name].info.labels.get(key) for name in self._names]
+            for value in raw:
+                if value is not None and value not in values:
+                    values[value] = len(values)
+            missing = len(values)
+            codes = np.fromiter(
+                (missing if value is None else values[value] for value in raw), dtype=np.int64, count=len(raw)
+            )
+            found = self._domains[key] = (codes, values)
+        return found
+
+    def in_domains(self, key: str, values: set[str]) -> npt.NDArray[np.bool_]:
+        """The columns whose label `key` has one of `values`."""
+        codes, known = self.domains(key)
+        wanted = [known[value] for value in values if value in known]
+        return np.isin(codes, np.array(wanted, dtype=np.int64))
+
+    def has_labels(self, keys: tuple[str, ...]) -> npt.NDArray[np.bool_]:
+        mask = np.ones(self.size, dtype=np.bool_)
+        for key in keys:
+            codes, values = self.domains(key)
+            mask &= codes < len(values)
+        return mask
+
+    def spread_eligible(
+        self, constraints: NodeConstraints, keys: tuple[str, ...], honor_affinity: bool, honor_taints: bool
+    ) -> npt.NDArray[np.bool_]:
+        """The nodes whose domains count for a topology spread: they hold every key of the pod's
+        constraints, match its node affinity (policy Honor) and carry no taint it does not
+        tolerate (policy Honor)."""
+        cache_key = (constraints, keys, honor_affinity, honor_taints)
+        mask = self._eligible.get(cache_key)
+        if mask is None:
+            mask = self.has_labels(keys)
+            for pos, name in enumerate(self._names):
+                info = self._nodes[name].info
+                if (honor_affinity and node_affinity_mismatch(info, constraints) is not None) or (
+                    honor_taints and untolerated_taint(info.taints, constraints) is not None
+                ):
+                    mask[pos] = False
+            self._eligible[cache_key] = mask
+        return mask
+
+    # -- choosing ------------------------------------------------------------------------
+    def select(
+        self, request: Resource, constraints: NodeConstraints, allowed: npt.NDArray[np.bool_] | None = None
+    ) -> str | None:
+        """The best node that fits `request` under `constraints` (and among `allowed`, the
+        columns rules between pods leave), or None."""
         if self._dirty:
             self._rebuild()
         if not self._names:
             return None
+        if allowed is not None:
+            needs = self._needs(request)
+            if needs is None:
+                return None
+            first = choose(self._avail, self._rank, self._mask(constraints) & allowed, needs, len(self._log)).first()
+            return self._names[first] if first >= 0 else None
         shape = (request, constraints)
         choice = self._choices.get(shape)
         limit = min(256, max(8, len(self._names) // 16))  # past this, a full pass is cheaper
@@ -210,13 +295,24 @@ class NodeIndex:
             needs.append((row, amount))
         return tuple(needs)
 
-    def explain(self, request: Resource, constraints: NodeConstraints) -> str:
-        """Why no node fits, counted by reason: "no node fits: 3 insufficient memory, 2 taint ..."."""
+    def explain(
+        self,
+        request: Resource,
+        constraints: NodeConstraints,
+        rules: Sequence[tuple[str, npt.NDArray[np.bool_]]] = (),
+    ) -> str:
+        """Why no node fits, counted by reason: "no node fits: 3 insufficient memory, 2 taint ...";
+        `rules` are the masks of rules between pods, each with its reason."""
         if not self._nodes:
             return "no node fits: the cluster has no nodes"
+        if self._dirty:
+            self._rebuild()
         counts: dict[str, int] = {}
-        for node in self._nodes.values():
+        for name, node in self._nodes.items():
             reason = static_mismatch(node, constraints)
+            if reason is None and rules:
+                pos = self._pos[name]
+                reason = next((why for why, mask in rules if not mask[pos]), None)
             if reason is not None:
                 counts[reason] = counts.get(reason, 0) + 1
                 continue

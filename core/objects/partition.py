@@ -16,9 +16,10 @@ from collections.abc import Iterator, Mapping
 
 from core.config.schema import PartitionConfig, QueueConfig
 from core.objects.application import Application
-from core.objects.ask import TAG_GUARANTEED, TAG_MAX_APPS, TAG_QUOTA, Ask
+from core.objects.ask import TAG_GUARANTEED, TAG_MAX_APPS, TAG_QUOTA, Allocation, Ask
 from core.objects.node import Node
 from core.objects.node_index import NodeIndex
+from core.objects.pod_topology import PodTopology
 from core.objects.queue import Queue
 from core.placement import PlacementManager, PlacementRequest, PlacementResult
 from core.resources import Resource
@@ -47,6 +48,7 @@ class Partition:
         self.config = config
         self.nodes: dict[str, Node] = {}
         self.node_index = NodeIndex(config.node_sort_policy.type, config.node_sort_policy.resource_weights)
+        self.topology = PodTopology()
         self.cluster_capacity: dict[str, int] = {}
         self._capacity_nodes: dict[str, int] = {}  # per resource, how many nodes name it
         self.applications: dict[str, Application] = {}
@@ -235,6 +237,17 @@ class Partition:
         return queue, ""
 
     # -- nodes ---------------------------------------------------------------------------
+    def put_on_node(self, node: Node, allocation: Allocation) -> None:
+        """A pod is on the node now: its room, the node's score and the pods' topology follow."""
+        node.add(allocation)
+        self.node_index.refresh(node)
+        self.topology.add(allocation.key, node.node_id, allocation.rules)
+
+    def take_off_node(self, node: Node, key: str) -> None:
+        node.remove(key)
+        self.node_index.refresh(node)
+        self.topology.remove(key)
+
     def node_capacity_changed(self, old: Mapping[str, int] | None, new: Mapping[str, int] | None) -> None:
         """A node came (`old` None), went (`new` None) or changed size: the cluster's size follows
         by the difference, so loading thousands of nodes stays linear. A resource is named while

@@ -291,7 +291,13 @@ def test_pod_to_ask_carries_every_field() -> None:
     assert c.required_terms[0].matches({"disk": "ssd"}, "n1")
     assert not c.required_terms[0].matches({"disk": "ssd"}, "n2")
     assert c.tolerations[0].key == "gpu"
-    assert c.unsupported_required == ("pod anti-affinity on hostname", "topology spread on zone")
+    assert c.unsupported_required == ()
+    rules = ask.pod
+    assert [t.topology_key for t in rules.anti_affinity] == ["kubernetes.io/hostname"]
+    assert [(s.topology_key, s.hard) for s in rules.spread] == [
+        ("topology.kubernetes.io/zone", True),
+        ("kubernetes.io/hostname", False),
+    ]
     assert c.unsupported_preferred == ("preferred node affinity", "topology spread on hostname")
     assert ask.problems == ()
 

@@ -154,7 +154,7 @@ class PodSync:
     def _apply_foreign(self, key: str, pod: Mapping[str, Any], node: str) -> None:
         if self._known.get(key) == Known(FOREIGN, node):
             return
-        allocation = pod_to_allocation(pod, None, self.scheduler_name)
+        allocation = pod_to_allocation(pod, self._cache.namespace(_namespace_of(pod)), self.scheduler_name)
         self._release(key)
         self._scheduler.add_allocation(allocation)
         self._known[key] = Known(FOREIGN, node)
