@@ -28,13 +28,21 @@ def rfc3339(seconds: float) -> str:
     return text + "Z"
 
 
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+
 def node_manifest(entry: NodeEntry, name: str) -> dict[str, Any]:
     allocatable = dict(entry.allocatable)
     allocatable.setdefault("pods", DEFAULT_POD_CAPACITY)
     return {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {"name": name, "labels": dict(entry.labels), "annotations": dict(entry.annotations)},
+        # The kubelet labels every node with its hostname; rules on that key depend on it.
+        "metadata": {
+            "name": name,
+            "labels": {HOSTNAME_LABEL: name, **entry.labels},
+            "annotations": dict(entry.annotations),
+        },
         "spec": {"taints": [dict(t) for t in entry.taints], "unschedulable": entry.unschedulable},
         "status": {
             "allocatable": allocatable,
