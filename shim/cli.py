@@ -131,6 +131,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--sweep", action="store_true", help="run 500, 5,000 and 20,000 nodes and print a table")
     bench.add_argument("--event-streams", type=int, default=0, help="schedule with N event stream clients")
     bench.add_argument("--event-rate", type=int, default=10000, help="with --event-streams: events/s added")
+    bench.add_argument(
+        "--rules",
+        type=int,
+        default=0,
+        metavar="PERCENT",
+        help="PERCENT of pods carry required hostname anti-affinity or a zone spread (DoNotSchedule)",
+    )
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")
     bench.set_defaults(handler=bench_command)
 

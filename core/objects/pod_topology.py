@@ -105,6 +105,7 @@ class PodTopology:
 
     def __init__(self) -> None:
         self._pods: dict[str, tuple[str, PodRules]] = {}
+        self._labelled: dict[tuple[str, str], set[str]] = {}  # placed pods by label, to fill counters
         self._counters: dict[Selector, dict[str, int]] = {}
         self._counter_index = _Indexed()
         self._held: dict[PodAffinityTerm, dict[str, int]] = {}  # placed pods' anti-affinity terms
@@ -116,11 +117,24 @@ class PodTopology:
         if key in self._pods:
             return
         self._pods[key] = (node_id, pod)
+        labelled = self._labelled
+        for pair in pod.labels.items():
+            found = labelled.get(pair)
+            if found is None:
+                labelled[pair] = {key}
+            else:
+                found.add(key)
         self._change(node_id, pod, 1)
 
     def remove(self, key: str) -> None:
         entry = self._pods.pop(key, None)
         if entry is not None:
+            for pair in entry[1].labels.items():
+                found = self._labelled.get(pair)
+                if found is not None:
+                    found.discard(key)
+                    if not found:
+                        del self._labelled[pair]
             self._change(entry[0], entry[1], -1)
 
     def _change(self, node_id: str, pod: PodRules, sign: int) -> None:
@@ -155,12 +169,22 @@ class PodTopology:
                 self._counters.clear()
                 self._counter_index = _Indexed()
             counts = {}
-            for node_id, pod in self._pods.values():
+            for node_id, pod in self._candidates(selector):
                 if _matches(selector, pod):
                     counts[node_id] = counts.get(node_id, 0) + 1
             self._counters[selector] = counts
             self._counter_index.add(selector)
         return counts
+
+    def _candidates(self, selector: Selector) -> Iterable[tuple[str, PodRules]]:
+        """The placed pods that may match: those holding a label value the selector requires."""
+        pairs = list(_index_keys(selector))
+        if not pairs:
+            return self._pods.values()
+        keys: set[str] = set()
+        for pair in pairs:
+            keys |= self._labelled.get(pair, set())
+        return [self._pods[key] for key in keys]
 
     # -- filters -------------------------------------------------------------------------
     def blocks_anyone(self) -> bool:

@@ -11,7 +11,9 @@ and only those calls are timed. The world is deterministic (fixed seeds, no cloc
   cluster; applications reach them by namespace (placement rule `tag` with the namespace's
   `parentqueue` annotation);
 - pods: 25 per application, four sizes (1/4, 1, 4 and 8 cores with a GPU), priorities 0, 100
-  and 1000, one in five with a zone nodeSelector.
+  and 1000, one in five with a zone nodeSelector; with `--rules P`, P% of the applications
+  (so of the pods) carry rules between pods: half of them required anti-affinity to their own
+  application on `kubernetes.io/hostname`, half a zone spread (maxSkew 1, DoNotSchedule).
 
 Figures: decisions/s (pods placed over the wall time spent in `schedule()`, and over its CPU
 time, steadier on a shared machine), the p50/p99 of the core's own `decision_latency`, pods
@@ -173,7 +175,21 @@ def _pick(rng: random.Random, table: tuple[tuple[Any, ...], ...]) -> tuple[Any, 
     return table[-1]
 
 
-def synthetic_pods(count: int, namespaces: list[str], users: int = 0, groups: int = 0) -> Iterator[dict[str, Any]]:
+def _rules(app: int, rules: int) -> dict[str, Any]:
+    """Rules between pods for P% of the applications (spread evenly over the application ids)."""
+    if app * rules // 100 == (app - 1) * rules // 100:
+        return {}
+    selector = {"matchLabels": {"applicationId": f"app-{app}"}}
+    if app % 2:
+        term = {"topologyKey": "kubernetes.io/hostname", "labelSelector": selector}
+        return {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}}
+    spread = {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": selector}
+    return {"topologySpreadConstraints": [spread]}
+
+
+def synthetic_pods(
+    count: int, namespaces: list[str], users: int = 0, groups: int = 0, rules: int = 0
+) -> Iterator[dict[str, Any]]:
     rng = random.Random(42)
     for i in range(count):
         app = i // PODS_PER_APP
@@ -195,6 +211,8 @@ def synthetic_pods(count: int, namespaces: list[str], users: int = 0, groups: in
             spec["tolerations"] = [{"key": GPU, "operator": "Exists", "effect": "NoSchedule"}]
         if i % 5 == 0:
             spec["nodeSelector"] = {ZONE: ZONES[app % 3]}
+        if rules:
+            spec.update(_rules(app, rules))
         annotations = {}
         if users:
             user = app % users
@@ -233,7 +251,9 @@ def _maxrss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
-def run_scheduling(nodes: int, pods: int, users: int = 0, groups: int = 0, limits: bool = True) -> dict[str, Any]:
+def run_scheduling(
+    nodes: int, pods: int, users: int = 0, groups: int = 0, limits: bool = True, rules: int = 0
+) -> dict[str, Any]:
     """Build the cluster, place every pod that can run, and return the figures."""
     rss_before = _maxrss_mib()
     start = time.perf_counter()
@@ -243,7 +263,7 @@ def run_scheduling(nodes: int, pods: int, users: int = 0, groups: int = 0, limit
     for node in synthetic_nodes(nodes):
         scheduler.update_node(node_to_info(node), now=0.0)
     namespaces = synthetic_namespaces()
-    for pod in synthetic_pods(pods, list(namespaces), users, groups):
+    for pod in synthetic_pods(pods, list(namespaces), users, groups, rules):
         scheduler.add_ask(pod_to_ask(pod, namespaces[pod["metadata"]["namespace"]]), now=0.0)
     setup = time.perf_counter() - start
 
@@ -270,6 +290,7 @@ def run_scheduling(nodes: int, pods: int, users: int = 0, groups: int = 0, limit
         "users": users,
         "groups": groups,
         "limits": limits and users > 0,
+        "rules_percent": rules,
         "placed": placed,
         "pending": len(waiting),
         "parked": scheduler.metrics.attempts_failed,
@@ -361,7 +382,8 @@ def _table(columns: list[tuple[str, dict[str, Any]]]) -> str:
 def _print_text(report: dict[str, Any]) -> None:
     if "scheduling" in report:
         run = report["scheduling"]
-        print(f"scheduling: {run['nodes']:,} nodes, {run['pods']:,} pending pods")
+        with_rules = f", {run['rules_percent']}% with pod rules" if run.get("rules_percent") else ""
+        print(f"scheduling: {run['nodes']:,} nodes, {run['pods']:,} pending pods{with_rules}")
         print(_table([("", run)]))
         if run["pending"]:
             print(f"pending because: {run['pending_reasons']}")
@@ -407,7 +429,7 @@ def bench_command(args: argparse.Namespace) -> int:
         return 2
     try:
         if not (args.sweep or args.users or args.quotas or args.emulator):
-            report["scheduling"] = run_scheduling(args.nodes, args.pods)
+            report["scheduling"] = run_scheduling(args.nodes, args.pods, rules=args.rules)
         if args.sweep:
             report["sweep"] = [run_isolated(n, args.pods) for n in SWEEP_NODES]
         if args.users:

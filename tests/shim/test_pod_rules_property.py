@@ -112,7 +112,10 @@ def check(
         if case.rule == "affinity":
             assert domain(name, ZONE) is not None, f"{name} placed on {node} without a zone"
             before = order[: order.index(name)]
-            matching_before = [o for o in before if pods[o][1].get("app") == case.target]
+            # kube-scheduler's first-pod exception counts only matching pods on nodes with the key.
+            matching_before = [
+                o for o in before if pods[o][1].get("app") == case.target and domain(o, ZONE) is not None
+            ]
             near = [
                 o
                 for o in pods
@@ -120,7 +123,7 @@ def check(
             ]
             first_of_group = not matching_before and labels.get("app") == case.target
             assert near or first_of_group, f"{name} on {node} has no app={case.target} in its zone"
-    for holder, (node, _, case) in pods.items():
+    for holder, (_, _, case) in pods.items():
         if case.rule != "anti" or domain(holder, case.key) is None:
             continue
         for name in herder:
