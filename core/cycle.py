@@ -17,13 +17,17 @@ pod that cannot run is parked with a reason a person can read until something ch
 
 from __future__ import annotations
 
+import numpy as np
+import numpy.typing as npt
+
 from core.elastic.manager import NodeSlot, RunningPod
 from core.elastic.spec import DEFAULT_QUOTA, SYSTEM_QUOTA
 from core.events import REQUEST, SchedulingEvent
 from core.objects.application import Application
 from core.objects.application_state import AppState
 from core.objects.ask import Allocation, Ask
-from core.objects.node_index import static_mismatch
+from core.objects.node_index import TieBreak, static_mismatch
+from core.objects.pod_scores import preference_scores
 from core.objects.pod_topology import Mask as NodeMask
 from core.objects.queue import Queue
 from core.policies import app_order_depends_on_usage, application_key, order_applications, order_queues
@@ -171,14 +175,17 @@ def _shape(ask: Ask) -> object:
 def _select_node(state: CoreState, ask: Ask) -> str | None:
     partition = state.partition
     rules = pod_rule_masks(state, ask)
-    if rules is not None:
+    tiebreak = _tiebreak(state, ask) if ask.pod.has_scores() else None
+    if rules is not None or tiebreak is not None:
         state.rule_waiting.pop(ask.key, None)
-        allowed = rules[0][1].copy()
-        for _, mask in rules[1:]:
-            allowed &= mask
-        node_id = partition.node_index.select(ask.resource, ask.constraints, allowed)
+        allowed = None
+        if rules:
+            allowed = rules[0][1].copy()
+            for _, mask in rules[1:]:
+                allowed &= mask
+        node_id = partition.node_index.select(ask.resource, ask.constraints, allowed, tiebreak)
         if node_id is None:
-            reason = partition.node_index.explain(ask.resource, ask.constraints, rules)
+            reason = partition.node_index.explain(ask.resource, ask.constraints, rules or ())
             state.fit_failures[ask.key] = (state.version, reason)
             if ask.pod.affinity or ask.pod.hard_spread:
                 state.rule_waiting[ask.key] = ask.pod  # placing other pods may let it run
@@ -194,6 +201,17 @@ def _select_node(state: CoreState, ask: Ask) -> str | None:
         reason = partition.node_index.explain(ask.resource, ask.constraints)
         state.fit_failures[shape] = (state.version, reason)
     return node_id
+
+
+def _tiebreak(state: CoreState, ask: Ask) -> TieBreak:
+    partition = state.partition
+
+    def scores(candidates: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
+        return preference_scores(
+            ask.pod, ask.constraints, candidates, partition.node_index, partition.topology, partition.nodes
+        )
+
+    return scores
 
 
 def pod_rule_masks(state: CoreState, ask: Ask) -> list[tuple[str, NodeMask]] | None:

@@ -119,7 +119,7 @@ def pod_resource(pod: Mapping[str, Any]) -> Resource:
 # --- constraints ----------------------------------------------------------------------------
 
 
-def _term(raw: Mapping[str, Any]) -> NodeSelectorTerm:
+def node_selector_term(raw: Mapping[str, Any]) -> NodeSelectorTerm:
     reqs: list[NodeSelectorRequirement] = []
     for kind, is_field in (("matchExpressions", False), ("matchFields", True)):
         for expr in list_at(raw, kind):
@@ -134,17 +134,12 @@ def _term(raw: Mapping[str, Any]) -> NodeSelectorTerm:
     return NodeSelectorTerm(requirements=tuple(reqs))
 
 
-def _topology(term: Mapping[str, Any]) -> str:
-    key = str(term.get("topologyKey", ""))
-    return key.rsplit("/", 1)[-1] or "?"
-
-
 def pod_constraints(pod: Mapping[str, Any]) -> NodeConstraints:
     spec = map_at(pod, "spec")
     affinity = map_at(spec, "affinity")
     node_aff = map_at(affinity, "nodeAffinity")
     required = map_at(node_aff, "requiredDuringSchedulingIgnoredDuringExecution")
-    terms = tuple(_term(t) for t in list_at(required, "nodeSelectorTerms") if isinstance(t, Mapping))
+    terms = tuple(node_selector_term(t) for t in list_at(required, "nodeSelectorTerms") if isinstance(t, Mapping))
     tolerations = tuple(
         Toleration(
             key=str(t.get("key") or ""),
@@ -155,19 +150,9 @@ def pod_constraints(pod: Mapping[str, Any]) -> NodeConstraints:
         for t in list_at(spec, "tolerations")
         if isinstance(t, Mapping)
     )
-    unsupported_preferred: list[str] = []
-    if list_at(node_aff, "preferredDuringSchedulingIgnoredDuringExecution"):
-        unsupported_preferred.append("preferred node affinity")
-    for kind, text in (("podAffinity", "pod affinity"), ("podAntiAffinity", "pod anti-affinity")):
-        for term in list_at(map_at(affinity, kind), "preferredDuringSchedulingIgnoredDuringExecution"):
-            unsupported_preferred.append(f"preferred {text} on {_topology(map_at(term, 'podAffinityTerm'))}")
-    for spread in list_at(spec, "topologySpreadConstraints"):
-        if isinstance(spread, Mapping) and spread.get("whenUnsatisfiable") == "ScheduleAnyway":
-            unsupported_preferred.append(f"topology spread on {_topology(spread)}")
     selector = map_at(spec, "nodeSelector")
     return NodeConstraints(
         node_selector=tuple(sorted((str(k), str(v)) for k, v in selector.items())),
         required_terms=terms,
         tolerations=tolerations,
-        unsupported_preferred=tuple(unsupported_preferred),
     )

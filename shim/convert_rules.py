@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from core.objects.constraints import NodeSelectorTerm
 from core.objects.pod_rules import (
     HONOR,
     IGNORE,
@@ -28,7 +29,7 @@ from core.objects.pod_rules import (
     SpreadConstraint,
     WeightedTerm,
 )
-from shim.convert_pod import ConversionError, labels_of, list_at, map_at, meta_of, object_name
+from shim.convert_pod import ConversionError, labels_of, list_at, map_at, meta_of, node_selector_term, object_name
 
 _SET_OPERATORS = ("In", "NotIn")
 _NODE_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
@@ -166,6 +167,17 @@ def _host_ports(spec: Mapping[str, Any], where: str) -> tuple[HostPort, ...]:
     return tuple(out)
 
 
+def _preferred_nodes(spec: Mapping[str, Any], where: str) -> tuple[tuple[int, NodeSelectorTerm], ...]:
+    out = []
+    preferred = list_at(map_at(spec, "affinity", "nodeAffinity"), "preferredDuringSchedulingIgnoredDuringExecution")
+    for n, raw in enumerate(preferred):
+        weight = raw.get("weight") if isinstance(raw, Mapping) else None
+        if not isinstance(weight, int) or not 1 <= weight <= 100:
+            raise ConversionError(f"{where}[{n}].weight: expected 1..100, got {weight!r}")
+        out.append((weight, node_selector_term(map_at(raw, "preference"))))
+    return tuple(out)
+
+
 def node_affinity_problem(pod: Mapping[str, Any]) -> str | None:
     """What is malformed in the pod's required node affinity (which then matches no node)."""
     where = f"pod {object_name(pod)} spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
@@ -214,6 +226,7 @@ def pod_rules(pod: Mapping[str, Any], namespace: Mapping[str, Any] | None) -> Po
         host_ports=_host_ports(spec, f"pod {object_name(pod)}"),
         preferred_affinity=preferred_affinity,
         preferred_anti_affinity=preferred_anti,
+        preferred_nodes=_preferred_nodes(spec, f"{where}.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"),
     )
 
 

@@ -12,7 +12,8 @@ is added, removed or changed. Allocations change one column in place.
 Scores follow YuniKorn's node sort policies: a node's usage share is the weighted mean over
 the weighted resources of `(capacity - available) / capacity`; `binpacking` picks the fitting
 node with the highest share (fill nodes before using new ones), `fair` the lowest (spread).
-Ties go to the node whose name sorts first.
+Ties go to a node without a PreferNoSchedule taint first, then to the node whose name sorts
+first; a pod with preferences of its own breaks them with its scores (`objects/pod_scores.py`).
 
 Between two pods of the same shape only a few nodes change, so the index remembers the best
 few nodes per shape and looks again only at the nodes changed since (`objects/node_choice.py`):
@@ -21,12 +22,12 @@ the answer is the full pass's, at a cost that barely grows with the node count.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
-from core.objects.constraints import NO_EXECUTE, NO_SCHEDULE, NodeConstraints, Taint
+from core.objects.constraints import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, NodeConstraints, Taint
 from core.objects.node import Node
 from core.objects.node_choice import Choice, Needs, choose, confirm
 from core.objects.node_info import NodeInfo
@@ -36,6 +37,7 @@ BINPACKING = "binpacking"
 FAIR = "fair"
 DEFAULT_WEIGHTS: Mapping[str, float] = {VCORE: 1.0, MEMORY: 1.0}
 _HARD_EFFECTS = (NO_SCHEDULE, NO_EXECUTE)
+TieBreak = Callable[[npt.NDArray[np.intp]], npt.NDArray[np.float64]]
 # A cordoned node takes the pods that tolerate this taint (NodeUnschedulable), as DaemonSets do.
 _CORDONED = Taint("node.kubernetes.io/unschedulable", "", NO_SCHEDULE)
 _LOG_LIMIT = 100_000  # changed columns remembered before every remembered choice is dropped
@@ -76,6 +78,10 @@ def node_affinity_mismatch(info: NodeInfo, constraints: NodeConstraints) -> str 
     ):
         return "node affinity mismatch"
     return None
+
+
+def _prefers_no(node: Node) -> bool:
+    return any(taint.effect == PREFER_NO_SCHEDULE for taint in node.info.taints)
 
 
 class NodeIndex:
@@ -154,7 +160,7 @@ class NodeIndex:
         return total / weight_sum if weight_sum else 0.0
 
     def _rebuild(self) -> None:
-        names = sorted(self._nodes)
+        names = sorted(self._nodes, key=lambda name: (_prefers_no(self._nodes[name]), name))
         keys: set[str] = set()
         for node in self._nodes.values():
             keys.update(node.info.capacity)
@@ -253,21 +259,25 @@ class NodeIndex:
         return mask
 
     # -- choosing ------------------------------------------------------------------------
+    def name(self, pos: int) -> str:
+        return self._names[pos]
+
     def select(
-        self, request: Resource, constraints: NodeConstraints, allowed: npt.NDArray[np.bool_] | None = None
+        self,
+        request: Resource,
+        constraints: NodeConstraints,
+        allowed: npt.NDArray[np.bool_] | None = None,
+        tiebreak: TieBreak | None = None,
     ) -> str | None:
         """The best node that fits `request` under `constraints` (and among `allowed`, the
-        columns rules between pods leave), or None."""
+        columns rules between pods leave), or None; `tiebreak` scores the columns the policy
+        ranks equally best (higher wins)."""
         if self._dirty:
             self._rebuild()
         if not self._names:
             return None
-        if allowed is not None:
-            needs = self._needs(request)
-            if needs is None:
-                return None
-            first = choose(self._avail, self._rank, self._mask(constraints) & allowed, needs, len(self._log)).first()
-            return self._names[first] if first >= 0 else None
+        if allowed is not None or tiebreak is not None:
+            return self._select_full(request, constraints, allowed, tiebreak)
         shape = (request, constraints)
         choice = self._choices.get(shape)
         limit = min(256, max(8, len(self._names) // 16))  # past this, a full pass is cheaper
@@ -282,6 +292,29 @@ class NodeIndex:
             self._choices[shape] = choice
             pos = choice.first()
         return self._names[pos] if pos >= 0 else None
+
+    def _select_full(
+        self,
+        request: Resource,
+        constraints: NodeConstraints,
+        allowed: npt.NDArray[np.bool_] | None,
+        tiebreak: TieBreak | None,
+    ) -> str | None:
+        """A full pass for a pod whose rules or preferences are its own (nothing to remember)."""
+        needs = self._needs(request)
+        if needs is None:
+            return None
+        fit = self._mask(constraints) if allowed is None else self._mask(constraints) & allowed
+        for row, amount in needs:
+            fit = fit & (self._avail[row] >= amount)
+        fitting = np.flatnonzero(fit)
+        if not len(fitting):
+            return None
+        ranks = self._rank[fitting]
+        best = fitting[ranks == ranks.max()]
+        if len(best) > 1 and tiebreak is not None:
+            best = best[int(np.argmax(tiebreak(best))) :]
+        return self._names[int(best[0])]
 
     def _needs(self, request: Resource) -> Needs | None:
         """(row, amount) per resource asked; None when a resource asked is on no node at all."""

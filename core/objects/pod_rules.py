@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from core.objects.constraints import NodeSelectorTerm
+
 HONOR = "Honor"
 IGNORE = "Ignore"
 
@@ -133,6 +135,7 @@ class PodRules:
     host_ports: tuple[HostPort, ...] = ()
     preferred_affinity: tuple[WeightedTerm, ...] = ()
     preferred_anti_affinity: tuple[WeightedTerm, ...] = ()
+    preferred_nodes: tuple[tuple[int, NodeSelectorTerm], ...] = ()  # preferred node affinity (weight, term)
 
     @property
     def hard_spread(self) -> tuple[SpreadConstraint, ...]:
@@ -143,7 +146,12 @@ class PodRules:
         return bool(self.affinity or self.anti_affinity or self.host_ports or any(c.hard for c in self.spread))
 
     def has_scores(self) -> bool:
-        return bool(self.preferred_affinity or self.preferred_anti_affinity or any(not c.hard for c in self.spread))
+        return bool(
+            self.preferred_affinity
+            or self.preferred_anti_affinity
+            or self.preferred_nodes
+            or any(not c.hard for c in self.spread)
+        )
 
     def matches_all_affinity(self, pod: PodRules) -> bool:
         """Whether `pod` matches every required affinity term of this pod."""

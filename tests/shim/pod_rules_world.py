@@ -60,8 +60,8 @@ def spread(topology: str, max_skew: int = 1, **extra: Any) -> dict[str, Any]:
 
 
 class Cluster:
-    def __init__(self, **namespace_labels: dict[str, str]) -> None:
-        self.world = World()
+    def __init__(self, config: str | None = None, **namespace_labels: dict[str, str]) -> None:
+        self.world = World(config)
         self.namespaces: dict[str, dict[str, Any]] = {}
         for name in ("default", *namespace_labels):
             labels = namespace_labels.get(name, {})

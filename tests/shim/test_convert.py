@@ -298,7 +298,8 @@ def test_pod_to_ask_carries_every_field() -> None:
         ("topology.kubernetes.io/zone", True),
         ("kubernetes.io/hostname", False),
     ]
-    assert c.unsupported_preferred == ("preferred node affinity", "topology spread on hostname")
+    assert c.unsupported_preferred == ()
+    assert [weight for weight, _ in rules.preferred_nodes] == [1]
     assert ask.problems == ()
 
 

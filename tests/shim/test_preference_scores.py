@@ -1,0 +1,89 @@
+"""Preferences break ties among the nodes the node sort policy ranks equally: preferred node
+affinity, PreferNoSchedule taints, preferred pod affinity and anti-affinity, ScheduleAnyway spread.
+Pods with no requests take no share of a node, so they change no node's rank."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.shim.pod_rules_world import ZONE, Cluster, expr
+
+FAIR = """
+partitions:
+  - name: default
+    nodesortpolicy: {type: fair}
+    queues: [{name: root, submitacl: '*', queues: [{name: default}]}]
+"""
+NO_REQUESTS = [{"name": "main"}]
+
+
+def weighted(kind: str, weight: int, key: str, **labels: str) -> dict[str, Any]:
+    term = {"topologyKey": key, "labelSelector": {"matchLabels": labels}}
+    return {kind: {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": weight, "podAffinityTerm": term}]}}
+
+
+def three_empty_nodes(config: str | None = None) -> Cluster:
+    cluster = Cluster(config)
+    cluster.node("a", zone="z1")
+    cluster.node("b", zone="z1")
+    cluster.node("c", zone="z2")
+    return cluster
+
+
+def placed(cluster: Cluster, **spec: Any) -> str:
+    cluster.submit("p", **spec)
+    found = cluster.schedule()
+    assert set(found) == {"p"}
+    return found["p"]
+
+
+def test_without_preferences_ties_go_to_the_first_name() -> None:
+    assert placed(three_empty_nodes()) == "a"
+
+
+def test_preferred_node_affinity_takes_the_heaviest_matching_node() -> None:
+    preferences = [
+        {"weight": 10, "preference": {"matchExpressions": [expr(ZONE, "In", "z2")]}},
+        {"weight": 5, "preference": {"matchExpressions": [expr(ZONE, "In", "z1")]}},
+    ]
+    spec = {"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": preferences}}}
+    assert placed(three_empty_nodes(), **spec) == "c"
+
+
+def test_a_prefer_no_schedule_taint_is_avoided_when_another_node_is_as_good() -> None:
+    cluster = Cluster()
+    cluster.node("a", taints=({"key": "spot", "value": "true", "effect": "PreferNoSchedule"},))
+    cluster.node("b")
+    assert placed(cluster) == "b"
+    cluster = Cluster()
+    cluster.node("a", taints=({"key": "spot", "value": "true", "effect": "PreferNoSchedule"},))
+    cluster.node("b", cpu="16")  # a half-empty node still loses to the fuller one under binpacking
+    cluster.running("busy", "a", herder=True, containers=[{"name": "m", "resources": {"requests": {"cpu": "4"}}}])
+    assert placed(cluster) == "a"
+
+
+def test_preferred_pod_affinity_draws_the_pod_to_the_domain_of_matching_pods() -> None:
+    cluster = three_empty_nodes(FAIR)
+    cluster.node("0-db", zone="z2")
+    cluster.running(
+        "db", "0-db", labels={"app": "db"}, containers=[{"name": "m", "resources": {"requests": {"cpu": "1"}}}]
+    )
+    assert placed(cluster) == "a"  # fair: an empty node, the first by name
+    cluster.submit("q", affinity=weighted("podAffinity", 50, ZONE, app="db"))
+    assert cluster.schedule() == {"q": "c"}  # the empty node in the db's zone
+
+
+def test_preferred_anti_affinity_and_schedule_anyway_spread_avoid_crowded_domains() -> None:
+    cluster = three_empty_nodes()
+    cluster.running("web-0", "a", labels={"app": "web"}, containers=NO_REQUESTS)
+    anti = {"affinity": weighted("podAntiAffinity", 100, ZONE, app="web")}
+    assert placed(cluster, labels={"app": "web"}, containers=NO_REQUESTS, **anti) == "c"
+    cluster = three_empty_nodes()
+    cluster.running("web-0", "a", labels={"app": "web"}, containers=NO_REQUESTS)
+    soft = {
+        "maxSkew": 1,
+        "topologyKey": ZONE,
+        "whenUnsatisfiable": "ScheduleAnyway",
+        "labelSelector": {"matchLabels": {"app": "web"}},
+    }
+    assert placed(cluster, labels={"app": "web"}, containers=NO_REQUESTS, topologySpreadConstraints=[soft]) == "c"
