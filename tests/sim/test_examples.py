@@ -31,6 +31,7 @@ def test_examples_cover_the_documented_set() -> None:
         "foreign-pods.yaml",
         "elastic-borrowing.yaml",
         "user-limits.yaml",
+        "placement-rules.yaml",
     } <= set(EXAMPLE_FILES)
 
 
