@@ -89,6 +89,12 @@ class Cluster:
         self.world.sched.update_node(info)
         return info
 
+    def nodes(self, **labels_by_node: dict[str, str]) -> Cluster:
+        """Several nodes at once: `nodes(a={"zone": "z1"}, b={})`."""
+        for name, labels in labels_by_node.items():
+            self.node(name, **labels)
+        return self
+
     def manifest(
         self, name: str, *, labels: dict[str, str] | None = None, ns: str = "default", herder: bool = True, **spec: Any
     ) -> dict[str, Any]:

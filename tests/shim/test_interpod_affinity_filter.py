@@ -146,26 +146,17 @@ def test_a_matching_pod_elsewhere_ends_the_first_pod_exception() -> None:
 
 
 def test_affinity_takes_every_node_of_the_matching_domain() -> None:
-    cluster = Cluster()
-    cluster.node("machine1", region="China")
-    cluster.node("machine2", region="China")
-    cluster.node("machine3", region="India")
+    cluster = Cluster().nodes(machine1={REGION: "China"}, machine2={REGION: "China"}, machine3={REGION: "India"})
     cluster.running("p", "machine1", labels={"foo": "bar"})
     assert cluster.fits(affinity=affinity(term(REGION, expr("foo", "In", "bar")))) == {"machine1", "machine2"}
 
 
 def test_anti_affinity_refuses_every_node_of_the_matching_domain() -> None:
-    cluster = Cluster()
-    cluster.node("nodeA", zone="az1")
-    cluster.node("nodeB", zone="az1")
-    cluster.node("nodeC", zone="az2")
+    cluster = Cluster().nodes(nodeA={ZONE: "az1"}, nodeB={ZONE: "az1"}, nodeC={ZONE: "az2"})
     cluster.running("p", "nodeA", labels={"foo": "abc"})
     rule = affinity(anti=(term(ZONE, expr("foo", "In", "abc")),))
-    assert cluster.verdicts(affinity=rule) == {
-        "nodeA": "pod anti-affinity on zone",
-        "nodeB": "pod anti-affinity on zone",
-        "nodeC": None,
-    }
+    refused = dict.fromkeys(("nodeA", "nodeB"), "pod anti-affinity on zone")
+    assert cluster.verdicts(affinity=rule) == {**refused, "nodeC": None}
 
 
 def test_all_terms_must_be_matched_by_the_same_pod() -> None:

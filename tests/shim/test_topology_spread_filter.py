@@ -120,10 +120,7 @@ def test_pods_of_other_namespaces_do_not_count() -> None:
 
 
 def test_nodes_without_the_key_are_refused_and_do_not_count() -> None:
-    cluster = Cluster()
-    cluster.node("node-a", zone="zone1")
-    cluster.node("node-b")  # no zone
-    cluster.node("node-x", zone="zone2")
+    cluster = Cluster().nodes(**{"node-a": {ZONE: "zone1"}, "node-b": {}, "node-x": {ZONE: "zone2"}})  # b: no zone
     cluster.running("p1", "node-a", labels=FOO)
     cluster.running("p2", "node-b", labels=FOO)
     verdicts = cluster.verdicts(labels=FOO, topologySpreadConstraints=[spread(ZONE)])
