@@ -142,15 +142,16 @@ class PodRules:
         return tuple(c for c in self.spread if c.hard)
 
     def has_filters(self) -> bool:
-        """Whether placing this pod must look at other pods (beyond their anti-affinity)."""
-        return bool(self.affinity or self.anti_affinity or self.host_ports or any(c.hard for c in self.spread))
+        """Whether placing this pod must look at other pods (beyond their anti-affinity); a pod
+        whose only spread is ScheduleAnyway says yes here and gets no filter."""
+        return bool(self.affinity or self.anti_affinity or self.host_ports or self.spread)
 
     def has_scores(self) -> bool:
         return bool(
             self.preferred_affinity
             or self.preferred_anti_affinity
             or self.preferred_nodes
-            or any(not c.hard for c in self.spread)
+            or (self.spread and any(not c.hard for c in self.spread))
         )
 
     def matches_all_affinity(self, pod: PodRules) -> bool:

@@ -138,7 +138,7 @@ class PodTopology:
             self._change(entry[0], entry[1], -1)
 
     def _change(self, node_id: str, pod: PodRules, sign: int) -> None:
-        if self._counter_index:
+        if self._counters:
             for selector in self._counter_index.candidates(pod.labels):
                 if _matches(selector, pod):
                     _bump(self._counters[selector], node_id, sign)
@@ -189,7 +189,7 @@ class PodTopology:
     # -- filters -------------------------------------------------------------------------
     def blocks_anyone(self) -> bool:
         """Whether some placed pod holds required anti-affinity (which any pod may match)."""
-        return bool(self._held_index)
+        return bool(self._held)
 
     def filters(
         self,
