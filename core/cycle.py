@@ -4,11 +4,11 @@ The walk follows the queue tree: a parent's children in fair order, a leaf's app
 its policy's order, an application's asks by priority then age. For an ask the checks run in
 DESIGN's order and stop at the first "no":
 
-1. rules Herder cannot honour (required inter-pod affinity, topology spread) -> wait;
+1. rules the shim marked as ones Herder cannot honour -> wait;
 2. queue max along the whole path, and maxapplications when the application is not running;
 3. user and group limits: the user group manager's increase either applies or denies;
 4. the elastic quota: `used + request <= runtime` (and the non-preemptible rule);
-5. node fit and score.
+5. node fit and score (`core/fit.py`): node constraints, rules between pods, resources.
 
 On success every tracker has changed together (queue, user/group, quota, node); a failure
 after step 3 rolls the user/group increase back, so a denied ask leaves nothing behind. A
@@ -17,18 +17,14 @@ pod that cannot run is parked with a reason a person can read until something ch
 
 from __future__ import annotations
 
-import numpy as np
-import numpy.typing as npt
-
 from core.elastic.manager import NodeSlot, RunningPod
 from core.elastic.spec import DEFAULT_QUOTA, SYSTEM_QUOTA
 from core.events import REQUEST, SchedulingEvent
+from core.fit import fit_reason, pod_rule_masks, select_node, wake_rule_waiters
 from core.objects.application import Application
 from core.objects.application_state import AppState
 from core.objects.ask import Allocation, Ask
-from core.objects.node_index import TieBreak, static_mismatch
-from core.objects.pod_scores import preference_scores
-from core.objects.pod_topology import Mask as NodeMask
+from core.objects.node_index import static_mismatch
 from core.objects.queue import Queue
 from core.policies import app_order_depends_on_usage, application_key, order_applications, order_queues
 from core.resources import Resource
@@ -142,9 +138,9 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
     node_id = None
     if reason is None:
         rule = NO_NODE_FITS
-        node_id = None if cluster_full else _select_node(state, ask)
+        node_id = None if cluster_full else select_node(state, ask)
         if node_id is None:
-            reason = cluster_full or _fit_reason(state, ask)
+            reason = cluster_full or fit_reason(state, ask)
     if node_id is None:
         ugm.decrease_tracked_resource(leaf.path, app.app_id, ask.resource, app.user, not app.is_running)
         _maybe_preempt(state, ask, quota, now)
@@ -166,99 +162,6 @@ def _cluster_full(state: CoreState, resource: Resource) -> str | None:
     if resource not in state.cluster_full:
         state.cluster_full[resource] = state.partition.root.max_violation(resource)
     return state.cluster_full[resource]
-
-
-def _shape(ask: Ask) -> object:
-    return (ask.resource, ask.constraints)
-
-
-def _select_node(state: CoreState, ask: Ask) -> str | None:
-    partition = state.partition
-    rules = pod_rule_masks(state, ask)
-    tiebreak = _tiebreak(state, ask) if ask.pod.has_scores() else None
-    if rules is not None or tiebreak is not None:
-        state.rule_waiting.pop(ask.key, None)
-        allowed = None
-        if rules:
-            allowed = rules[0][1].copy()
-            for _, mask in rules[1:]:
-                allowed &= mask
-        node_id = partition.node_index.select(ask.resource, ask.constraints, allowed, tiebreak)
-        if node_id is None:
-            reason = partition.node_index.explain(ask.resource, ask.constraints, rules or ())
-            state.fit_failures[ask.key] = (state.version, reason)
-            if ask.pod.affinity or ask.pod.hard_spread:
-                state.rule_waiting[ask.key] = ask.pod  # placing other pods may let it run
-        return node_id
-    if state.fit_failures:
-        state.fit_failures.pop(ask.key, None)
-    shape = _shape(ask)
-    failed = state.fit_failures.get(shape)
-    if failed is not None and failed[0] == state.version:
-        return None
-    node_id = partition.node_index.select(ask.resource, ask.constraints)
-    if node_id is None:
-        reason = partition.node_index.explain(ask.resource, ask.constraints)
-        state.fit_failures[shape] = (state.version, reason)
-    return node_id
-
-
-def _tiebreak(state: CoreState, ask: Ask) -> TieBreak:
-    partition = state.partition
-
-    def scores(candidates: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
-        return preference_scores(
-            ask.pod, ask.constraints, candidates, partition.node_index, partition.topology, partition.nodes
-        )
-
-    return scores
-
-
-def pod_rule_masks(state: CoreState, ask: Ask) -> list[tuple[str, NodeMask]] | None:
-    """The masks of the rules between pods that restrict this ask, None when none does (the
-    fast path: a pod with no such rules that no placed pod's anti-affinity matches)."""
-    topology = state.partition.topology
-    if not (ask.pod.has_filters() or topology.blocks_anyone()):
-        return None
-    partition = state.partition
-    rules = topology.filters(ask.pod, ask.constraints, partition.node_index, partition.nodes)
-    return rules or None
-
-
-def node_verdicts(state: CoreState, ask: Ask) -> dict[str, str | None]:
-    """Per node, the first filter that refuses the ask there (None when none does): node
-    state, taints and node affinity, then the rules between pods, then room."""
-    partition = state.partition
-    rules = pod_rule_masks(state, ask) or []
-    out: dict[str, str | None] = {}
-    for node_id, node in sorted(partition.nodes.items()):
-        reason = static_mismatch(node, ask.constraints)
-        if reason is None and rules:
-            pos = partition.node_index.position(node_id)
-            reason = next((why for why, mask in rules if pos is not None and not mask[pos]), None)
-        if reason is None:
-            short = ask.resource.insufficient(node.available())
-            reason = f"insufficient {', '.join(short)}" if short else None
-        out[node_id] = reason
-    return out
-
-
-def _fit_reason(state: CoreState, ask: Ask) -> str:
-    failed = state.fit_failures.get(ask.key) or state.fit_failures.get(_shape(ask))
-    return failed[1] if failed is not None else "no node fits"
-
-
-def _wake_rule_waiters(state: CoreState, placed: Ask) -> None:
-    """A placed pod that an affinity or spread selector of a waiting pod matches may let that
-    pod run (its group's first pod is in, or a domain's count rose): try the waiting again."""
-    pod = placed.pod
-    for rules in state.rule_waiting.values():
-        if (rules.affinity and rules.matches_all_affinity(pod)) or any(
-            rules.namespace == pod.namespace and c.selector.matches(pod.labels) for c in rules.hard_spread
-        ):
-            state.bump()
-            state.rule_waiting.clear()
-            return
 
 
 def _commit(
@@ -296,7 +199,7 @@ def _commit(
     state.fit_failures.pop(ask.key, None)
     if state.rule_waiting:
         state.rule_waiting.pop(ask.key, None)
-        _wake_rule_waiters(state, ask)
+        wake_rule_waiters(state, ask)
     state.reasons.pop(ask.key, None)
     state.rules.pop(ask.key, None)
     state.preempting.pop(ask.key, None)

@@ -29,10 +29,11 @@ from core.callbacks import Callbacks
 from core.config import ConfigError, default_config, validate_config
 from core.config.schema import DEFAULT_PARTITION, SchedulerConfig
 from core.config.settings import Settings
-from core.cycle import allocate_one, node_verdicts, request_eviction
+from core.cycle import allocate_one, request_eviction
 from core.elastic.manager import QuotaStatus
 from core.elastic.spec import ElasticQuotaSpec
 from core.events import CONFIG, NODE, QUOTA, REQUEST, EventRing, SchedulingEvent
+from core.fit import node_verdicts
 from core.lifecycle import COMPLETING_TIMEOUT, RECOVERY_QUEUE
 from core.metrics import SchedulerMetrics
 from core.objects.ask import Allocation, Ask

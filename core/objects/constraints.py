@@ -1,8 +1,8 @@
 """Where a pod may run: node selector, required node affinity and tolerations.
 
-These are the placement rules the core honours exactly. `unsupported_required` lists rules
-the core cannot honour (inter-pod affinity, topology spread with DoNotSchedule, ...): a pod
-with any of them stays pending with a reason instead of being placed wrongly;
+These are the rules about nodes alone; rules between pods (affinity, spread, host ports) are
+in `pod_rules.py`. `unsupported_required` lists rules a shim knows the core cannot honour: a
+pod with any of them stays pending with a reason instead of being placed wrongly;
 `unsupported_preferred` lists soft rules that are ignored, which an event says.
 """
 

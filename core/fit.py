@@ -1,0 +1,113 @@
+"""Which node an ask goes to, and why none when it waits.
+
+The node index answers for pods with nothing but node constraints (its remembered choices
+make that cheap, and a failure is remembered per pod shape until something changes). A pod
+with rules between pods, or matched by a placed pod's anti-affinity, gets one mask per rule
+from the pod topology and a full pass over the nodes; a pod with preferences gets them as
+tie-breakers among the nodes the node sort policy ranks equally. A pod waiting on affinity or
+spread is woken when a pod its selectors match is placed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from core.objects.ask import Ask
+from core.objects.node_index import TieBreak, static_mismatch
+from core.objects.pod_scores import preference_scores
+from core.objects.pod_topology import Mask
+from core.state import CoreState
+
+
+def _shape(ask: Ask) -> object:
+    return (ask.resource, ask.constraints)
+
+
+def select_node(state: CoreState, ask: Ask) -> str | None:
+    partition = state.partition
+    rules = pod_rule_masks(state, ask)
+    tiebreak = _tiebreak(state, ask) if ask.pod.has_scores() else None
+    if rules is not None or tiebreak is not None:
+        state.rule_waiting.pop(ask.key, None)
+        allowed = None
+        if rules:
+            allowed = rules[0][1].copy()
+            for _, mask in rules[1:]:
+                allowed &= mask
+        node_id = partition.node_index.select(ask.resource, ask.constraints, allowed, tiebreak)
+        if node_id is None:
+            reason = partition.node_index.explain(ask.resource, ask.constraints, rules or ())
+            state.fit_failures[ask.key] = (state.version, reason)
+            if ask.pod.affinity or ask.pod.hard_spread:
+                state.rule_waiting[ask.key] = ask.pod  # placing other pods may let it run
+        return node_id
+    if state.fit_failures:
+        state.fit_failures.pop(ask.key, None)
+    shape = _shape(ask)
+    failed = state.fit_failures.get(shape)
+    if failed is not None and failed[0] == state.version:
+        return None
+    node_id = partition.node_index.select(ask.resource, ask.constraints)
+    if node_id is None:
+        reason = partition.node_index.explain(ask.resource, ask.constraints)
+        state.fit_failures[shape] = (state.version, reason)
+    return node_id
+
+
+def _tiebreak(state: CoreState, ask: Ask) -> TieBreak:
+    partition = state.partition
+
+    def scores(candidates: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
+        return preference_scores(
+            ask.pod, ask.constraints, candidates, partition.node_index, partition.topology, partition.nodes
+        )
+
+    return scores
+
+
+def pod_rule_masks(state: CoreState, ask: Ask) -> list[tuple[str, Mask]] | None:
+    """The masks of the rules between pods that restrict this ask, None when none does (the
+    fast path: a pod with no such rules that no placed pod's anti-affinity matches)."""
+    topology = state.partition.topology
+    if not (ask.pod.has_filters() or topology.blocks_anyone()):
+        return None
+    partition = state.partition
+    rules = topology.filters(ask.pod, ask.constraints, partition.node_index, partition.nodes)
+    return rules or None
+
+
+def node_verdicts(state: CoreState, ask: Ask) -> dict[str, str | None]:
+    """Per node, the first filter that refuses the ask there (None when none does): node
+    state, taints and node affinity, then the rules between pods, then room."""
+    partition = state.partition
+    rules = pod_rule_masks(state, ask) or []
+    out: dict[str, str | None] = {}
+    for node_id, node in sorted(partition.nodes.items()):
+        reason = static_mismatch(node, ask.constraints)
+        if reason is None and rules:
+            pos = partition.node_index.position(node_id)
+            reason = next((why for why, mask in rules if pos is not None and not mask[pos]), None)
+        if reason is None:
+            short = ask.resource.insufficient(node.available())
+            reason = f"insufficient {', '.join(short)}" if short else None
+        out[node_id] = reason
+    return out
+
+
+def fit_reason(state: CoreState, ask: Ask) -> str:
+    failed = state.fit_failures.get(ask.key) or state.fit_failures.get(_shape(ask))
+    return failed[1] if failed is not None else "no node fits"
+
+
+def wake_rule_waiters(state: CoreState, placed: Ask) -> None:
+    """A placed pod that an affinity or spread selector of a waiting pod matches may let that
+    pod run (its group's first pod is in, or a domain's count rose): try the waiting again."""
+    pod = placed.pod
+    for rules in state.rule_waiting.values():
+        if (rules.affinity and rules.matches_all_affinity(pod)) or any(
+            rules.namespace == pod.namespace and c.selector.matches(pod.labels) for c in rules.hard_spread
+        ):
+            state.bump()
+            state.rule_waiting.clear()
+            return
