@@ -14,6 +14,7 @@ for spread constraints; keys the pod does not carry add nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from core.objects.constraints import NodeSelectorTerm
@@ -204,11 +205,20 @@ def node_affinity_problem(pod: Mapping[str, Any]) -> str | None:
     return None
 
 
+_NO_LABELS: Mapping[str, str] = MappingProxyType({})
+
+
+def _labels(obj: Mapping[str, Any] | None) -> Mapping[str, str]:
+    """The object's labels as strings; one shared empty mapping for the many objects without."""
+    raw = labels_of(obj)
+    return {str(k): str(v) for k, v in raw.items()} if raw else _NO_LABELS
+
+
 def pod_rules(pod: Mapping[str, Any], namespace: Mapping[str, Any] | None) -> PodRules:
     """The pod's labels and its rules between pods; ConversionError names a malformed one."""
     spec = map_at(pod, "spec")
     ns = str(meta_of(pod).get("namespace", ""))
-    labels = {str(k): str(v) for k, v in labels_of(pod).items()}
+    labels = _labels(pod)
     where = f"pod {object_name(pod)} spec.affinity"
     affinity, preferred_affinity = _affinity(spec, "podAffinity", ns, labels, where)
     anti, preferred_anti = _affinity(spec, "podAntiAffinity", ns, labels, where)
@@ -219,7 +229,7 @@ def pod_rules(pod: Mapping[str, Any], namespace: Mapping[str, Any] | None) -> Po
     return PodRules(
         namespace=ns,
         labels=labels,
-        namespace_labels={str(k): str(v) for k, v in labels_of(namespace).items()},
+        namespace_labels=_labels(namespace),
         affinity=affinity,
         anti_affinity=anti,
         spread=spread,
@@ -235,6 +245,4 @@ def pod_rules_or_problem(pod: Mapping[str, Any], namespace: Mapping[str, Any] | 
     try:
         return pod_rules(pod, namespace), node_affinity_problem(pod)
     except ConversionError as err:
-        labels = {str(k): str(v) for k, v in labels_of(pod).items()}
-        ns_labels = {str(k): str(v) for k, v in labels_of(namespace).items()}
-        return PodRules(str(meta_of(pod).get("namespace", "")), labels, ns_labels), str(err)
+        return PodRules(str(meta_of(pod).get("namespace", "")), _labels(pod), _labels(namespace)), str(err)
