@@ -248,6 +248,8 @@ class NodeIndex:
         cache_key = (constraints, keys, honor_affinity, honor_taints)
         mask = self._eligible.get(cache_key)
         if mask is None:
+            if len(self._eligible) >= _CHOICE_LIMIT:
+                self._eligible.clear()
             mask = self.has_labels(keys)
             for pos, name in enumerate(self._names):
                 info = self._nodes[name].info
