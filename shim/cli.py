@@ -15,16 +15,21 @@ from pathlib import Path
 import yaml
 
 from core.config import ConfigError, SettingsError, load_config, parse_settings
-from shim.command import EXIT_INVALID, EXIT_OK, EXIT_USAGE, herder_version
+from core.config.safe_yaml import load_yaml
+from shim.command import EXIT_INVALID, EXIT_OK, EXIT_USAGE, herder_version, read_user_text
 
 
 def _config_source(path: Path) -> tuple[object, dict[str, object]]:
     """The queues.yaml mapping and any settings from a file holding either queues.yaml or a ConfigMap."""
-    document = yaml.safe_load(path.read_text())
+    document = load_yaml(read_user_text(path))
     if isinstance(document, dict) and document.get("kind") == "ConfigMap":
         data = document.get("data") or {}
-        settings = {key: value for key, value in data.items() if key != "queues.yaml"}
+        if not isinstance(data, dict):
+            raise ConfigError([f"ConfigMap data: expected a mapping, got {type(data).__name__}"])
+        settings = {str(key): value for key, value in data.items() if key != "queues.yaml"}
         return data.get("queues.yaml"), settings
+    if document is not None and not isinstance(document, dict):
+        raise ConfigError([f"config: expected a queues.yaml mapping, got {type(document).__name__}"])
     return document, {}
 
 
@@ -44,6 +49,9 @@ def validate_command(args: argparse.Namespace) -> int:
         print(f"herder validate: {path} is invalid:", file=sys.stderr)
         for problem in err.problems:
             print(f"  - {problem}", file=sys.stderr)
+        return EXIT_INVALID
+    except ValueError as err:  # too big, not UTF-8
+        print(f"herder validate: {err}", file=sys.stderr)
         return EXIT_INVALID
     queues = sum(1 for _ in _walk_queues(config.partition().queues))
     print(f"{path}: valid ({queues} queues, checksum {config.checksum})")
@@ -151,6 +159,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--config", metavar="FILE", help="queues.yaml to use when the ConfigMap has none")
     run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a setting")
     run.add_argument("--rest-port", type=int, default=9080, help="REST API and /metrics port (0: off)")
+    run.add_argument("--rest-address", default="0.0.0.0", help="address the REST API listens on")
+    run.add_argument(
+        "--rest-token-file", metavar="FILE", help="require this bearer token on the REST API (a mounted Secret)"
+    )
+    run.add_argument(
+        "--rest-token-review", action="store_true", help="accept bearer tokens the API server authenticates"
+    )
+    run.add_argument(
+        "--rest-cors-origin", action="append", default=[], metavar="ORIGIN", help="send CORS headers to ORIGIN (*: any)"
+    )
     run.add_argument("--webhook-port", type=int, default=0, help="admission webhook port (0: off)")
     run.add_argument("--webhook-cert", help="TLS certificate for the webhook server")
     run.add_argument("--webhook-key", help="TLS key for the webhook server")

@@ -1,4 +1,4 @@
-"""What every `herder` command shares: the version, the exit codes and `--set` parsing.
+"""What every `herder` command shares: the version, exit codes, `--set` parsing, reading a user's file.
 
 It sits below the CLI, the operator and the simulator, so each of them can use these without
 importing `shim/cli.py`, which only the `herder` entry point imports.
@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 from core.config import SettingsError
+from core.config.safe_yaml import MAX_BYTES
 
 EXIT_OK = 0
 EXIT_INVALID = 1
@@ -32,3 +34,15 @@ def parse_set_options(pairs: Sequence[str]) -> dict[str, str]:
             raise SettingsError(f"--set {pair}: expected key=value")
         values[key.strip()] = value
     return values
+
+
+def read_user_text(path: Path, max_bytes: int = MAX_BYTES) -> str:
+    """A user's file as text; OSError if unreadable, ValueError if too big or not UTF-8."""
+    with path.open("rb") as handle:
+        raw = handle.read(max_bytes + 1)
+    if len(raw) > max_bytes:
+        raise ValueError(f"{path} is larger than {max_bytes} bytes")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path} is not UTF-8 text (byte {err.start})") from None

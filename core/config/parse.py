@@ -11,6 +11,7 @@ import yaml
 
 from core.config.defaults import default_config
 from core.config.errors import ConfigError
+from core.config.safe_yaml import YAMLLimitError, check_nesting, load_yaml
 from core.config.schema import (
     APPLICATION_SORT_POLICY,
     DEFAULT_PARTITION,
@@ -146,17 +147,23 @@ def parse_config(source: str | Mapping[str, Any] | None) -> SchedulerConfig:
     if isinstance(source, str):
         text = source
         try:
-            data: object = yaml.safe_load(text)
+            data: object = load_yaml(text)
         except yaml.YAMLError as err:
             mark = getattr(err, "problem_mark", None)
             where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
             raise ConfigError([f"invalid YAML{where}: {getattr(err, 'problem', None) or err}"]) from None
-    else:
+    elif isinstance(source, Mapping):
         data = source
+        try:
+            check_nesting(source)
+        except YAMLLimitError as err:
+            raise ConfigError([f"config: {err.problem}"]) from None
         try:
             text = yaml.safe_dump(dict(source), sort_keys=False)
         except yaml.YAMLError as err:
             raise ConfigError([f"config cannot be written as YAML: {err}"]) from None
+    else:
+        raise ConfigError([f"config: expected queues.yaml text or a mapping, got {type(source).__name__}"])
     if data is None:
         return default_config()
     reader = _Reader()
@@ -234,7 +241,10 @@ def _replace_limits(queue: QueueConfig, limits: tuple[Limit, ...]) -> QueueConfi
     return replace(queue, limits=limits)
 
 
-def _queue(reader: _Reader, raw: object, parent_path: str, index: int) -> QueueConfig:
+MAX_QUEUE_DEPTH = 40  # levels below root; deeper trees are refused, not walked
+
+
+def _queue(reader: _Reader, raw: object, parent_path: str, index: int, depth: int = 0) -> QueueConfig:
     name_guess = raw.get("name") if isinstance(raw, Mapping) else None
     label = name_guess if isinstance(name_guess, str) and name_guess else f"[{index}]"
     path = f"{parent_path}.{label}"
@@ -248,16 +258,16 @@ def _queue(reader: _Reader, raw: object, parent_path: str, index: int) -> QueueC
         tpl = reader.mapping(data.get("childtemplate"), f"{path}.childtemplate", _TEMPLATE_KEYS)
         tres = reader.mapping(tpl.get("resources"), f"{path}.childtemplate.resources", _RESOURCES_KEYS)
         template = ChildTemplate(
-            max_applications=reader.count(
-                tpl.get("maxapplications"), f"{path}.childtemplate.maxapplications"
-            ),
+            max_applications=reader.count(tpl.get("maxapplications"), f"{path}.childtemplate.maxapplications"),
             properties=reader.strings(tpl.get("properties"), f"{path}.childtemplate.properties"),
             guaranteed=reader.resource(tres.get("guaranteed"), f"{path}.childtemplate.resources.guaranteed"),
             max=reader.resource(tres.get("max"), f"{path}.childtemplate.resources.max"),
         )
-    children = tuple(
-        _queue(reader, q, path, i) for i, q in enumerate(reader.seq(data.get("queues"), f"{path}.queues"))
-    )
+    raw_children = reader.seq(data.get("queues"), f"{path}.queues")
+    if raw_children and depth >= MAX_QUEUE_DEPTH:
+        reader.problems.append(f"{path}: queues nested deeper than {MAX_QUEUE_DEPTH} levels")
+        raw_children = []
+    children = tuple(_queue(reader, q, path, i, depth + 1) for i, q in enumerate(raw_children))
     properties = reader.strings(data.get("properties"), f"{path}.properties")
     if properties.get(APPLICATION_SORT_POLICY, "").lower() == "stateaware":
         reader.warnings.append(f"{path}.properties.{APPLICATION_SORT_POLICY}: 'stateaware' is read as 'fifo'")

@@ -20,6 +20,8 @@ from typing import Any
 import yaml
 
 from core.config import ConfigError, SchedulerConfig, Settings, SettingsError, load_config, parse_settings
+from core.config.safe_yaml import load_yaml
+from shim.command import read_user_text
 
 TOP_KEYS = ("name", "settings", "config", "nodes", "namespaces", "quotas", "workload", "events", "until", "snapshots")
 NODE_KEYS = ("name", "count", "allocatable", "labels", "annotations", "taints", "unschedulable", "ready")
@@ -35,6 +37,7 @@ EVENT_KEYS = {
 }
 KINDS = ("Pod", "ElasticQuota", "Namespace", "Node")
 DEFAULT_NAMESPACE = "default"
+MAX_SCENARIO_BYTES = 16 * 1024 * 1024
 
 
 class ScenarioError(ValueError):
@@ -464,9 +467,12 @@ def _name_of(obj: Mapping[str, Any]) -> str:
 
 def load_scenario(path: Path, overrides: Mapping[str, str] | None = None) -> Scenario:
     """Read and check a scenario file; OSError if unreadable, ScenarioError if invalid."""
-    text = path.read_text()
     try:
-        document = yaml.safe_load(text)
+        text = read_user_text(path, MAX_SCENARIO_BYTES)
+    except ValueError as err:
+        raise ScenarioError([str(err)]) from None
+    try:
+        document = load_yaml(text, max_bytes=MAX_SCENARIO_BYTES)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""

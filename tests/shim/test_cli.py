@@ -84,3 +84,25 @@ def test_run_accepts_the_flags_the_helm_chart_passes() -> None:
         9080,
         9443,
     )
+
+
+@pytest.mark.parametrize(
+    ("content", "named"),
+    [
+        (b"\xff\xfepartitions: []\n", "is not UTF-8 text (byte 0)"),
+        (b"- a\n- b\n", "expected a queues.yaml mapping, got list"),
+        (b"42\n", "expected a queues.yaml mapping, got int"),
+        (b"kind: ConfigMap\ndata: [a, b]\n", "ConfigMap data: expected a mapping, got list"),
+        (b"kind: ConfigMap\ndata: {queues.yaml: 5}\n", "expected queues.yaml text or a mapping, got int"),
+        (b"a: " + b"[" * 5000 + b"]" * 5000 + b"\n", "nested deeper than 100 levels"),
+    ],
+)
+def test_validate_of_malformed_files_is_one_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, named: str
+) -> None:
+    path = tmp_path / "queues.yaml"
+    path.write_bytes(content)
+    assert main(["validate", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert named in err
+    assert "Traceback" not in err

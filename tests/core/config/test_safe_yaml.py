@@ -1,0 +1,64 @@
+"""A user's YAML costs bounded time and memory whatever its shape, and refusals say why and where."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from core.config import ConfigError, load_config
+from core.config.safe_yaml import YAMLLimitError, load_yaml
+
+
+def nested_queues(depth: int) -> dict[str, Any]:
+    queue: dict[str, Any] = {"name": f"q{depth}"}
+    for level in range(depth - 1, -1, -1):
+        queue = {"name": f"q{level}", "queues": [queue]}
+    return {"partitions": [{"name": "default", "queues": [{"name": "root", "queues": [queue]}]}]}
+
+
+def test_anchors_and_aliases_within_the_limit_read_as_usual() -> None:
+    assert load_yaml("a: &x {b: 1}\nc: *x\nd: [*x, *x]\n") == {"a": {"b": 1}, "c": {"b": 1}, "d": [{"b": 1}] * 2}
+
+
+def test_aliases_expanding_past_the_limit_are_refused_at_their_line() -> None:
+    lines = ["a0: &a0 [1, 2, 3, 4, 5, 6, 7, 8]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 8)}]" for i in range(1, 12)]
+    with pytest.raises(YAMLLimitError, match="aliases are expanded") as refused:
+        load_yaml("\n".join(lines))
+    assert refused.value.problem_mark is not None and refused.value.problem_mark.line < 12
+
+
+def test_an_alias_inside_what_it_names_is_refused() -> None:
+    with pytest.raises(YAMLLimitError, match="refers to a value that contains it"):
+        load_yaml("a: &x [1, *x]\n")
+
+
+def test_nesting_thousands_deep_is_refused_not_a_recursion_error() -> None:
+    with pytest.raises(YAMLLimitError, match="nested deeper than 100"):
+        load_yaml("[" * 5000 + "]" * 5000)
+    with pytest.raises(ConfigError, match="invalid YAML at line 1"):
+        load_config("a: " + "{b: " * 5000 + "1" + "}" * 5000)
+
+
+def test_text_beyond_the_size_limit_is_refused_before_parsing() -> None:
+    with pytest.raises(YAMLLimitError, match="more than the 1048576 allowed"):
+        load_yaml("# " + "x" * (1024 * 1024))
+
+
+@pytest.mark.parametrize("depth", [41, 200, 2000])
+def test_queues_nested_past_forty_levels_are_refused_naming_where(depth: int) -> None:
+    with pytest.raises(ConfigError) as refused:
+        load_config(nested_queues(depth))
+    assert any("nested deeper than" in problem for problem in refused.value.problems)
+
+
+def test_forty_levels_of_queues_are_accepted() -> None:
+    config = load_config(nested_queues(39))
+    assert config.partition().queues[0].name == "root"
+
+
+@pytest.mark.parametrize("source", [[1, 2], 5, 3.5])
+def test_a_config_that_is_not_a_mapping_is_a_config_error(source: Any) -> None:
+    with pytest.raises(ConfigError, match=r"expected queues\.yaml text or a mapping"):
+        load_config(source)
