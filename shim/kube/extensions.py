@@ -4,7 +4,9 @@ Each part lives in its own module, written and tested on its own; this module is
 place that starts and stops them with the operator, so `herder run` has one list to read:
 
 - REST API and /metrics (`shim.rest`): on `--rest-port` (0: off), in its own thread and event
-  loop so a slow client never delays kopf's watches.
+  loop so a slow client never delays kopf's watches. Started before kopf (`start_rest`), so
+  a port already taken stops start-up with a clear message instead of running without REST;
+  the probes answer from then on (`/readyz` 503 until the initial sync).
 - Status writers (`shim.kube.write.status`): ElasticQuota `status.used` and runtime annotations,
   pod PodScheduled=False conditions, throttled Kubernetes Events. WIRING POINT: started here
   when the module exists (see `_start_status`).
@@ -17,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import logging
+import socket
 import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -25,6 +28,7 @@ if TYPE_CHECKING:
     import kopf
 
     from shim.kube.operator import HerderOperator
+    from shim.rest.access import RestAccess
 
 log = logging.getLogger("herder.operator")
 
@@ -33,7 +37,6 @@ log = logging.getLogger("herder.operator")
 class Extras:
     """What was started for one operator, so `stopped()` can stop exactly that."""
 
-    rest: RestThread | None = None
     stoppers: list[Any] = field(default_factory=list)
 
 
@@ -44,10 +47,11 @@ def _available(module: str) -> bool:
 class RestThread:
     """The REST server on its own event loop and thread."""
 
-    def __init__(self, op: HerderOperator, host: str, port: int) -> None:
+    def __init__(self, op: HerderOperator, host: str, port: int, access: RestAccess | None = None) -> None:
         self._op = op
         self._host = host
         self._port = port
+        self._access = access
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._stop: asyncio.Event | None = None
@@ -77,7 +81,7 @@ class RestThread:
         from shim.rest import build_rest_app, start_rest_server
 
         self._stop = asyncio.Event()
-        app = build_rest_app(self._op.scheduler, self._op.status, self._op.metrics)
+        app = build_rest_app(self._op.scheduler, self._op.status, self._op.metrics, access=self._access)
         try:
             runner = await start_rest_server(app, self._host, self._port)
         except OSError as error:
@@ -90,6 +94,23 @@ class RestThread:
         self._ready.set()
         await self._stop.wait()
         await runner.cleanup()
+
+
+def start_rest(op: HerderOperator) -> RestThread | None:
+    """Serve REST and /metrics when a port is configured; OSError when it cannot be bound."""
+    if op.options.rest_port is None:
+        return None
+    rest = RestThread(op, op.options.rest_host, op.options.rest_port, op.options.rest_access)
+    rest.start()
+    op.rest_port = rest.port
+    return rest
+
+
+def check_port_free(host: str, port: int) -> None:
+    """OSError now if host:port cannot be bound (kopf binds the webhook port only later)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as aiohttp's server does
+        probe.bind((host, port))
 
 
 def register_webhooks(op: HerderOperator, registry: kopf.OperatorRegistry, settings: kopf.OperatorSettings) -> bool:
@@ -139,14 +160,9 @@ def _start_status(op: HerderOperator, extras: Extras) -> None:
 
 
 async def started(op: HerderOperator) -> None:
-    """After the initial sync (kopf's startup handler): start REST and the status writers."""
+    """After the initial sync (kopf's startup handler): start the status writers."""
     extras = Extras()
     op.extras = extras
-    if op.options.rest_port is not None:
-        rest = RestThread(op, op.options.rest_host, op.options.rest_port)
-        await asyncio.to_thread(rest.start)
-        extras.rest = rest
-        op.rest_port = rest.port
     await asyncio.to_thread(_start_status, op, extras)
 
 
@@ -160,5 +176,3 @@ async def stopped(op: HerderOperator) -> None:
             await asyncio.to_thread(stopper.stop)
         except Exception as error:
             log.warning("stopping %r failed: %s", stopper, error)
-    if extras.rest is not None:
-        await asyncio.to_thread(extras.rest.stop)

@@ -51,6 +51,7 @@ from shim.kube.write.lease_store import KubeLeaseStore
 from shim.kube.write.recorder import EventRecorder
 from shim.metrics import ShimMetrics
 from shim.rest import RestStatus
+from shim.rest.access import RestAccess
 
 log = logging.getLogger("herder.operator")
 
@@ -67,6 +68,7 @@ class OperatorOptions:
     housekeeping_interval: float = 1.0
     rest_port: int | None = None  # None: no REST server; 0: any free port (see HerderOperator.rest_port)
     rest_host: str = "0.0.0.0"
+    rest_access: RestAccess | None = None  # tokens and CORS origins; None: open, no CORS
     webhook_port: int | None = None  # None: no admission webhooks
     webhook_cert: str | None = None
     webhook_key: str | None = None
@@ -256,6 +258,18 @@ class HerderOperator:
         registry = build_registry(self)
         settings = kopf_settings(self.options.extra_settings)
         extensions.register_webhooks(self, registry, settings)
+        webhook_port = self.options.webhook_port
+        if webhook_port:
+            try:
+                extensions.check_port_free(self.options.webhook_addr or "0.0.0.0", webhook_port)
+            except OSError as error:
+                raise StartupError(f"cannot listen for admission webhooks on port {webhook_port}: {error}") from None
+        try:
+            rest = extensions.start_rest(self)
+        except OSError as error:
+            raise StartupError(
+                f"cannot serve the REST API on {self.options.rest_host}:{self.options.rest_port}: {error}"
+            ) from None
 
         async def operate() -> None:
             try:
@@ -273,7 +287,11 @@ class HerderOperator:
                 # signal the flag must still be set, or the loop's shutdown waits for it forever.
                 stop_flag.set()
 
-        asyncio.run(operate())
+        try:
+            asyncio.run(operate())
+        finally:
+            if rest is not None:
+                rest.stop()
         # kopf runs its cleanup handler only when its start-up handler had finished; a SIGTERM
         # during start-up (the watches and the Lease loop may already run) must still step down,
         # release the Lease and finish in-flight bindings.

@@ -21,9 +21,11 @@ from pathlib import Path
 from kubernetes import client, config
 
 from core.config import ConfigError, SettingsError, load_config, parse_settings
-from shim.command import EXIT_INVALID, EXIT_OK, EXIT_USAGE, parse_set_options
+from shim.command import EXIT_INVALID, EXIT_OK, EXIT_USAGE, parse_set_options, read_user_text
 from shim.kube.operator import HerderOperator, OperatorOptions, StartupError
 from shim.kube.watch.reload import ConfigSource
+from shim.kube.write.api import token_reviewer
+from shim.rest.access import RestAccess
 
 log = logging.getLogger("herder.operator")
 
@@ -79,16 +81,35 @@ def herder_namespace(explicit: str | None, context_namespace: str | None) -> str
     return context_namespace or DEFAULT_NAMESPACE
 
 
-def operator_options(args: argparse.Namespace, namespace: str) -> OperatorOptions:
+def rest_access(args: argparse.Namespace, api: client.ApiClient) -> RestAccess:
+    """Who may call the REST API: --rest-token-file, --rest-token-review, --rest-cors-origin."""
+    token = None
+    if args.rest_token_file:
+        path = Path(args.rest_token_file)
+        try:
+            token = read_user_text(path, 4096).strip()
+        except OSError as error:
+            raise RunError(f"cannot read --rest-token-file {path}: {error.strerror}") from None
+        except ValueError as error:
+            raise RunError(f"--rest-token-file: {error}") from None
+        if not token:
+            raise RunError(f"--rest-token-file {path} is empty")
+    review = token_reviewer(api) if args.rest_token_review else None
+    return RestAccess(token=token, review=review, cors_origins=tuple(args.rest_cors_origin or ()))
+
+
+def operator_options(args: argparse.Namespace, namespace: str, api: client.ApiClient) -> OperatorOptions:
     overrides = parse_set_options(args.set or [])
     parse_settings(overrides)  # a bad --set fails now, naming the key
     fallback = None
     if args.config:
         path = Path(args.config)
         try:
-            fallback = load_config(path.read_text())
+            fallback = load_config(read_user_text(path))
         except OSError as error:
             raise RunError(f"cannot read --config {path}: {error.strerror}") from None
+        except ValueError as error:
+            raise RunError(f"--config: {error}") from None
     webhook_port = args.webhook_port or None
     cert_dir = getattr(args, "webhook_cert_dir", None)
     if webhook_port and not cert_dir and not (args.webhook_cert and args.webhook_key):
@@ -100,6 +121,8 @@ def operator_options(args: argparse.Namespace, namespace: str) -> OperatorOption
         source=ConfigSource(namespace=namespace, name=args.configmap, fallback=fallback, overrides=overrides),
         identity=args.identity or os.environ.get("POD_NAME") or socket.gethostname(),
         rest_port=args.rest_port or None,
+        rest_host=args.rest_address,
+        rest_access=rest_access(args, api),
         webhook_port=webhook_port,
         webhook_cert=args.webhook_cert,
         webhook_key=args.webhook_key,
@@ -112,7 +135,7 @@ def run_command(args: argparse.Namespace) -> int:
     try:
         api, where, context_namespace = api_client(args.kubeconfig, args.context)
         namespace = herder_namespace(args.namespace, context_namespace)
-        options = operator_options(args, namespace)
+        options = operator_options(args, namespace, api)
     except (ConfigError, SettingsError) as error:
         print("herder run: invalid options:", file=sys.stderr)
         for problem in error.problems:
@@ -141,6 +164,9 @@ def run_command(args: argparse.Namespace) -> int:
         operator.run(stop)  # kopf handles SIGTERM/SIGINT in the main thread and runs the cleanup
     except KeyboardInterrupt:
         stop.set()
+    except StartupError as error:
+        print(f"herder run: {error}", file=sys.stderr)
+        return EXIT_INVALID
     except Exception as error:
         log.error("the operator stopped: %s", error)
         operator.stop()

@@ -3,7 +3,9 @@
 `build_rest_app` wires the handlers of `partition`, `usage` and `service` to one scheduler,
 one `RestStatus` and the metrics registry. The application owns a small thread pool for
 reading the scheduler (see `context.offload`); it is shut down with the application.
-`start_rest_server` binds it on a host and port and returns the aiohttp runner, whose
+Every request passes `access` (tokens, CORS: see `access`) and a body limit of `MAX_BODY`
+(a ConfigMap's own limit); `POST /ws/v1/validate-conf` runs in a child process of its own
+(`validation`). `start_rest_server` binds it on a host and port and returns the aiohttp runner, whose
 `cleanup()` stops it.
 """
 
@@ -16,12 +18,15 @@ from aiohttp import web
 from core.scheduler import Scheduler
 from shim.metrics import ShimMetrics, metrics_registry
 from shim.rest import cluster, events, partition, pending, service, usage
-from shim.rest.context import EXECUTOR, REGISTRY, SCHEDULER, STATUS
+from shim.rest.access import RestAccess, access_middleware, cors_headers
+from shim.rest.context import EXECUTOR, REGISTRY, SCHEDULER, STATUS, VALIDATOR
 from shim.rest.errors import error_middleware
 from shim.rest.status import RestStatus
+from shim.rest.validation import ConfigValidator
 
 DEFAULT_PORT = 9080
 READERS = 4  # threads reading the scheduler for REST answers and scrapes at once
+MAX_BODY = 1024 * 1024 + 4096  # a ConfigMap's limit, plus room for framing
 
 
 def build_rest_app(
@@ -31,13 +36,19 @@ def build_rest_app(
     *,
     readers: int = READERS,
     history_interval: float = cluster.HISTORY_INTERVAL,
+    access: RestAccess | None = None,
+    validator: ConfigValidator | None = None,
 ) -> web.Application:
     """The read-only REST API and /metrics for `scheduler`; `status` says ready/leader/identity."""
-    app = web.Application(middlewares=[error_middleware])
+    executor = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="herder-rest")
+    access = access or RestAccess()
+    app = web.Application(middlewares=[access_middleware(access, executor), error_middleware], client_max_size=MAX_BODY)
+    app.on_response_prepare.append(cors_headers(access))
     app[SCHEDULER] = scheduler
     app[STATUS] = status
     app[REGISTRY] = metrics_registry(scheduler, status, shim_metrics)
-    app[EXECUTOR] = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="herder-rest")
+    app[EXECUTOR] = executor
+    app[VALIDATOR] = validator or ConfigValidator()
     cluster.install_history(app, history_interval)
     app.add_routes(cluster.routes)
     events.install_streams(app)
@@ -49,6 +60,7 @@ def build_rest_app(
 
     async def stop_readers(app: web.Application) -> None:
         app[EXECUTOR].shutdown(wait=False, cancel_futures=True)
+        app[VALIDATOR].close()
 
     app.on_cleanup.append(stop_readers)
     return app

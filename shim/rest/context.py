@@ -20,6 +20,7 @@ from prometheus_client import CollectorRegistry
 from core.scheduler import Scheduler
 from shim.rest.errors import JSON_TYPE, not_found
 from shim.rest.status import RestStatus
+from shim.rest.validation import ConfigValidator
 
 T = TypeVar("T")
 
@@ -27,6 +28,7 @@ SCHEDULER = web.AppKey("scheduler", Scheduler)
 STATUS = web.AppKey("status", RestStatus)
 REGISTRY = web.AppKey("registry", CollectorRegistry)
 EXECUTOR = web.AppKey("executor", ThreadPoolExecutor)
+VALIDATOR = web.AppKey("validator", ConfigValidator)
 
 COMPRESS_ABOVE = 64 * 1024  # bytes; smaller answers are not worth gzip's time
 

@@ -19,13 +19,6 @@ log = logging.getLogger("herder.rest")
 
 JSON_TYPE = "application/json"
 
-CORS_HEADERS = {
-    "Access-Control-Allow-Origin": "*",
-    "Access-Control-Allow-Credentials": "true",
-    "Access-Control-Allow-Methods": "GET,POST,HEAD,OPTIONS",
-    "Access-Control-Allow-Headers": "X-Requested-With,Content-Type,Accept,Origin",
-}
-
 
 class RestError(Exception):
     """A request Herder answers with an error status and YuniKorn's error body."""
@@ -43,6 +36,10 @@ def not_found(message: str, description: str) -> RestError:
 
 def bad_request(message: str, description: str) -> RestError:
     return RestError(400, message, description)
+
+
+def too_many_requests(message: str, description: str) -> RestError:
+    return RestError(429, message, description)
 
 
 def error_response(status: int, message: str, description: str) -> web.Response:
@@ -66,6 +63,4 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     except Exception:
         log.exception("REST %s %s failed", request.method, request.path)
         response = error_response(500, "Internal error", f"{request.method} {request.path}: see the scheduler log")
-    for key, value in CORS_HEADERS.items():
-        response.headers.setdefault(key, value)
     return response

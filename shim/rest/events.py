@@ -31,7 +31,7 @@ from aiohttp import web
 from core.event_records import yunikorn_record
 from core.scheduler import Scheduler
 from shim.rest.context import EXECUTOR, SCHEDULER, json_answer, offload, scheduler_of, status_of
-from shim.rest.errors import CORS_HEADERS, JSON_TYPE, RestError, bad_request
+from shim.rest.errors import JSON_TYPE, RestError, bad_request
 
 log = logging.getLogger("herder.rest")
 routes = web.RouteTableDef()
@@ -217,7 +217,7 @@ async def events_stream(request: web.Request) -> web.StreamResponse:
         history = b""
         if past and newest >= first:
             history, _, _ = await offload(request, lambda: encode_lines(sched, first, newest - first + 1))
-        response = web.StreamResponse(headers={"Content-Type": JSON_TYPE, "Cache-Control": "no-cache", **CORS_HEADERS})
+        response = web.StreamResponse(headers={"Content-Type": JSON_TYPE, "Cache-Control": "no-cache"})
         await response.prepare(request)
         stream.transport = request.transport
         await _follow(request, response, stream, history)

@@ -3,7 +3,7 @@
 GET  /ws/v1/quotas                       Herder's elastic quota tree (+ system, default)
 GET  /ws/v1/fullstatedump                the simulator report's `state` document (+ timestamp)
 GET  /ws/v1/config                       the running configuration (YAML; JSON on Accept)
-POST /ws/v1/validate-conf                queues.yaml text -> {"allowed", "reason"}
+POST /ws/v1/validate-conf                queues.yaml text -> {"allowed", "reason"} (429 when busy)
 GET  /ws/v1/scheduler/healthcheck        bookkeeping invariants (503 when one fails)
 GET  /healthz                            the process answers
 GET  /readyz                             200 once the initial sync is done; says who leads
@@ -20,10 +20,10 @@ import yaml
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from core.config import ConfigError, load_config
-from shim.rest.context import REGISTRY, json_answer, json_response, offload, scheduler_of, status_of
-from shim.rest.errors import JSON_TYPE
+from shim.rest.context import REGISTRY, VALIDATOR, json_answer, json_response, offload, scheduler_of, status_of
+from shim.rest.errors import JSON_TYPE, too_many_requests
 from shim.rest.health import health_document
+from shim.rest.validation import ValidatorBusy
 
 routes = web.RouteTableDef()
 
@@ -62,16 +62,12 @@ async def validate_conf(request: web.Request) -> web.Response:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         refusal = {"allowed": False, "reason": f"the body is not UTF-8 text (byte {err.start})"}
-        return await json_answer(request, lambda: refusal)
-
-    def check() -> dict[str, Any]:
-        try:
-            load_config(text)
-        except ConfigError as problem:
-            return {"allowed": False, "reason": "; ".join(problem.problems)}
-        return {"allowed": True, "reason": ""}
-
-    return await json_answer(request, check)
+        return json_response(request, json.dumps(refusal).encode())
+    try:
+        verdict = await request.app[VALIDATOR].check(text)
+    except ValidatorBusy as busy:
+        raise too_many_requests("Too many validations", f"{busy}; retry later") from None
+    return json_response(request, json.dumps(verdict.to_dict()).encode())
 
 
 @routes.get("/ws/v1/scheduler/healthcheck")
@@ -81,10 +77,11 @@ async def healthcheck(request: web.Request) -> web.Response:
     return await json_answer(request, lambda: doc, 200 if doc["Healthy"] else 503)
 
 
+# The probes answer on the event loop itself: nothing a caller sends can queue in front of them.
 @routes.get("/healthz")
 async def healthz(request: web.Request) -> web.Response:
     status = status_of(request)
-    return await json_answer(request, lambda: {"alive": True, "identity": status.identity})
+    return json_response(request, json.dumps({"alive": True, "identity": status.identity}).encode())
 
 
 @routes.get("/readyz")

@@ -20,6 +20,7 @@ VARIANTS = {
     "cert-manager-webhook": ("certManager.enabled=true",),
     "no-webhook": ("webhook.enabled=false",),
     "servicemonitor": ("serviceMonitor.enabled=true",),
+    "locked-rest": ("rest.tokenSecret=herder-rest", "rest.tokenReview=true", "rest.address=127.0.0.1"),
 }
 
 
@@ -47,9 +48,7 @@ def test_lint_rejects_values_that_break_the_schema(
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
-def test_every_variant_renders_the_operator_and_its_access(
-    render: Callable[..., list[Manifest]], variant: str
-) -> None:
+def test_every_variant_renders_the_operator_and_its_access(render: Callable[..., list[Manifest]], variant: str) -> None:
     kinds = _kinds(render(*VARIANTS[variant]))
     assert {"Deployment", "ServiceAccount", "ClusterRole", "Role", "ConfigMap", "Service"} <= kinds
 
@@ -60,10 +59,7 @@ def test_default_install_runs_two_replicas_spread_over_nodes(render: Callable[..
     assert deployment["spec"]["replicas"] == 2
     anti = pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]
     assert anti["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname"
-    assert (
-        anti["podAffinityTerm"]["labelSelector"]["matchLabels"]
-        == deployment["spec"]["selector"]["matchLabels"]
-    )
+    assert anti["podAffinityTerm"]["labelSelector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"]
 
 
 def test_operator_runs_unprivileged_on_a_read_only_root(render: Callable[..., list[Manifest]]) -> None:
@@ -166,9 +162,7 @@ def test_disruption_budget_keeps_one_replica(render: Callable[..., list[Manifest
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
-def test_the_container_command_is_one_herder_run_accepts(
-    render: Callable[..., list[Manifest]], variant: str
-) -> None:
+def test_the_container_command_is_one_herder_run_accepts(render: Callable[..., list[Manifest]], variant: str) -> None:
     container = _one(render(*VARIANTS[variant]), "Deployment")["spec"]["template"]["spec"]["containers"][0]
     args = build_parser().parse_args(container["args"])
     assert args.command == "run"
@@ -183,3 +177,36 @@ def test_webhook_trusts_herders_own_service_accounts_in_the_release_namespace(
     assert "system:serviceaccount:herder-system:.*" in settings.admission_trusted_users
     chosen = _one(render("settings.admission\\.trustedUsers=system:serviceaccount:ci:.*"), "ConfigMap")["data"]
     assert chosen["admission.trustedUsers"] == "system:serviceaccount:ci:.*"
+
+
+def test_rest_is_reachable_only_from_listed_peers_and_the_webhook_stays_open(
+    render: Callable[..., list[Manifest]],
+) -> None:
+    policy = _one(render(), "NetworkPolicy")
+    assert (
+        policy["spec"]["podSelector"]["matchLabels"] == _one(render(), "Deployment")["spec"]["selector"]["matchLabels"]
+    )
+    rest, webhook = policy["spec"]["ingress"]
+    assert rest["ports"] == [{"port": 9080, "protocol": "TCP"}]
+    assert rest["from"] == [{"podSelector": {}}]  # Herder's own namespace only
+    assert webhook == {"ports": [{"port": 9443, "protocol": "TCP"}]}
+    assert "NetworkPolicy" not in _kinds(render("networkPolicy.enabled=false"))
+
+
+def test_rest_lockdown_values_become_run_options(render: Callable[..., list[Manifest]]) -> None:
+    manifests = render(*VARIANTS["locked-rest"], "rest.corsOrigins[0]=https://ui.example")
+    pod = _one(manifests, "Deployment")["spec"]["template"]["spec"]
+    args = build_parser().parse_args(pod["containers"][0]["args"])
+    assert (args.rest_address, args.rest_token_review, args.rest_cors_origin) == (
+        "127.0.0.1",
+        True,
+        ["https://ui.example"],
+    )
+    mount = next(m for m in pod["containers"][0]["volumeMounts"] if m["name"] == "rest-token")
+    assert args.rest_token_file == mount["mountPath"] + "/token"
+    volume = next(v for v in pod["volumes"] if v["name"] == "rest-token")
+    assert volume["secret"] == {"secretName": "herder-rest", "items": [{"key": "token", "path": "token"}]}
+    default_args = build_parser().parse_args(
+        _one(render(), "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"]
+    )
+    assert default_args.rest_token_file is None and default_args.rest_cors_origin == []

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
+import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -102,3 +106,51 @@ def test_unreachable_kubeconfig_is_one_clear_line(tmp_path: Path) -> None:
     assert process.wait(timeout=30) == 1
     assert "cannot load kubeconfig" in log.read_text()
     assert "Traceback" not in log.read_text()
+
+
+def test_a_taken_rest_port_stops_start_up_with_a_clear_message(cluster: Cluster, tmp_path: Path) -> None:
+    config = kubeconfig(tmp_path / "kubeconfig", cluster.server.url)
+    log = tmp_path / "herder.log"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        cluster.create_namespace("team")
+        cluster.core.create_namespaced_pod("team", herder_pod("waiting"))
+        process = herder("--kubeconfig", str(config), "--rest-address", "127.0.0.1", "--rest-port", str(port), log=log)
+        assert process.wait(timeout=30) == 1
+    output = log.read_text()
+    assert f"cannot serve the REST API on 127.0.0.1:{port}" in output
+    assert "Traceback" not in output
+    assert "became the leader" not in output  # it never ran without its REST API
+    assert not cluster.core.read_namespaced_pod("waiting", "team").spec.node_name
+
+
+def test_the_rest_token_file_guards_the_api_of_a_running_replica(cluster: Cluster, tmp_path: Path) -> None:
+    config = kubeconfig(tmp_path / "kubeconfig", cluster.server.url)
+    token = tmp_path / "token"
+    token.write_text("s3cret\n")
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    log = tmp_path / "herder.log"
+    args = ("--kubeconfig", str(config), "--rest-address", "127.0.0.1", "--rest-port", str(port))
+    process = herder(*args, "--rest-token-file", str(token), log=log)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/healthz", timeout=2).read()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.2)
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(f"{base}/ws/v1/partitions", timeout=5)
+        assert refused.value.code == 401
+        allowed = urllib.request.Request(f"{base}/ws/v1/partitions", headers={"Authorization": "Bearer s3cret"})
+        assert urllib.request.urlopen(allowed, timeout=5).status == 200
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)

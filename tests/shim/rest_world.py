@@ -169,7 +169,7 @@ class Served:
 async def serve(
     sched: Scheduler, status: RestStatus, shim_metrics: ShimMetrics, **options: Any
 ) -> AsyncIterator[Served]:
-    """`options` go to `build_rest_app` (a shorter `history_interval`, say)."""
+    """`options` go to `build_rest_app` (a shorter `history_interval`, an `access` policy, say)."""
     app = build_rest_app(sched, status, shim_metrics, **options)
     runner: web.AppRunner = await start_rest_server(app, "127.0.0.1", 0)
     host, port = runner.addresses[0][:2]

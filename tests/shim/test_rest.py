@@ -289,11 +289,12 @@ async def test_wrong_method_answers_405_with_the_same_body(served: Served) -> No
     assert_error(status, body, 405, "Method Not Allowed")
 
 
-async def test_answers_allow_any_origin_like_yunikorn(served: Served) -> None:
-    async with served.session.get(served.base + f"{P}/queues") as response:
-        assert response.headers["Access-Control-Allow-Origin"] == "*"
-    async with served.session.get(served.base + f"{P}/node/none") as response:
-        assert response.headers["Access-Control-Allow-Origin"] == "*"
+async def test_answers_carry_no_cors_headers_unless_origins_are_configured(served: Served) -> None:
+    headers = {"Origin": "https://evil.example"}
+    async with served.session.get(served.base + f"{P}/queues", headers=headers) as response:
+        assert "Access-Control-Allow-Origin" not in response.headers
+    async with served.session.get(served.base + f"{P}/node/none", headers=headers) as response:
+        assert "Access-Control-Allow-Origin" not in response.headers
 
 
 # -- quotas, events, dump, config --------------------------------------------------------

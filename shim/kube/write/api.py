@@ -1,4 +1,4 @@
-"""The shim's writes to the API server: pod bindings and evictions.
+"""The shim's writes to the API server: pod bindings, evictions, and token reviews for REST.
 
 Only these subresources are ever written for pods; kopf itself never writes to pods or nodes.
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -82,3 +83,15 @@ class KubeWriter:
         )
         response.read()  # whole, so the connection can serve the next call
         response.release_conn()
+
+
+def token_reviewer(api_client: client.ApiClient, timeout: float = 5.0) -> Callable[[str], bool]:
+    """A blocking check of a bearer token by TokenReview: True when the API server authenticates it."""
+    authentication = client.AuthenticationV1Api(api_client)
+
+    def review(token: str) -> bool:
+        body = client.V1TokenReview(spec=client.V1TokenReviewSpec(token=token))
+        answer: Any = authentication.create_token_review(body, _request_timeout=timeout)
+        return bool(answer.status and answer.status.authenticated)
+
+    return review
