@@ -65,6 +65,10 @@ def application_for(state: CoreState, ask: Ask, now: float) -> Application | Non
     partition = state.partition
     app = partition.applications.get(ask.application_id)
     if app is not None and app.state not in (AppState.COMPLETED, AppState.FAILED, AppState.REJECTED):
+        refusal = app.foreign_to(ask)
+        if refusal is not None:
+            unplace(state, ask, refusal, now)
+            return None
         return app
     queue, reason = partition.place(ask)
     if queue is None:
@@ -76,7 +80,7 @@ def application_for(state: CoreState, ask: Ask, now: float) -> Application | Non
         unplace(state, ask, reason, now)
         return None
     queue.draining = False
-    app = Application(ask.application_id, queue.path, ask.user, dict(ask.tags), now)
+    app = Application(ask.application_id, queue.path, ask.user, dict(ask.tags), now, ask.namespace)
     partition.applications[app.app_id] = app
     queue.apps[app.app_id] = app
     state.metrics.apps_submitted += 1
@@ -147,6 +151,7 @@ def recover(state: CoreState, allocation: Allocation, node: Node, now: float) ->
     ask = allocation.ask
     assert ask is not None
     partition = state.partition
+    ask = _own_application(state, ask)
     app = application_for(state, ask, now)
     if app is None:
         # The pod runs already: its usage must count even when no rule places it.
@@ -156,7 +161,7 @@ def recover(state: CoreState, allocation: Allocation, node: Node, now: float) ->
         recovery = partition.find_queue(RECOVERY_QUEUE) or partition._recreate_path(RECOVERY_QUEUE, draining=False)
         app = partition.applications.get(ask.application_id)
         if app is None or app.queue_path != recovery.path:
-            app = Application(ask.application_id, recovery.path, ask.user, dict(ask.tags), now)
+            app = Application(ask.application_id, recovery.path, ask.user, dict(ask.tags), now, ask.namespace)
             partition.applications[app.app_id] = app
             recovery.apps[app.app_id] = app
     queue_or_none = partition.find_queue(app.queue_path)
@@ -181,6 +186,18 @@ def recover(state: CoreState, allocation: Allocation, node: Node, now: float) ->
     state.quotas.add_request(ask.key, quota, ask.resource, ask.preemptible)
     state.quotas.allocate(ask.key, quota, ask.resource, ask.preemptible, ask.priority, allocation.allocation_time)
     state.allocations[ask.key] = allocation
+
+
+def _own_application(state: CoreState, ask: Ask) -> Ask:
+    """A running pod whose application belongs to someone else counts in an application of its own.
+
+    Pending pods wait instead (`application_for`); a pod already on a node must be counted, and
+    never to the other user's application, queue or limits.
+    """
+    app = state.partition.applications.get(ask.application_id)
+    if app is None or app.foreign_to(ask) is None:
+        return ask
+    return replace(ask, application_id=f"{ask.application_id}@{ask.namespace}/{ask.user.user}")
 
 
 def foreign_changed(state: CoreState, allocation: Allocation, sign: int) -> None:
@@ -262,6 +279,10 @@ def retire(state: CoreState, app: Application, now: float) -> None:
         partition.prune(queue)
     app.finished_time = now
     state.finished_apps.append(app)
+    # Pods that waited because this application was someone else's may now form their own.
+    for item in [item for item in state.unplaced.values() if item.ask.application_id == app.app_id]:
+        del state.unplaced[item.ask.key]
+        queue_ask(state, item.ask, now)
 
 
 def expire_completing(state: CoreState, now: float) -> None:

@@ -18,6 +18,8 @@ _COMPACT_AT = 256
 
 
 class Application:
+    """One application: its pods share one namespace and one user (`foreign_to` says who may join)."""
+
     __slots__ = (
         "_head",
         "_in_pending",
@@ -29,6 +31,7 @@ class Application:
         "app_id",
         "asks",
         "finished_time",
+        "namespace",
         "parked",
         "pending_resource",
         "queue_path",
@@ -42,6 +45,20 @@ class Application:
         "user",
     )
 
+    def foreign_to(self, ask: Ask) -> str | None:
+        """Why `ask` may not join this application (another namespace or user), or None."""
+        if ask.namespace != self.namespace:
+            return (
+                f"application {self.app_id} belongs to namespace {self.namespace or '(none)'}; a pod of namespace"
+                f" {ask.namespace or '(none)'} cannot join it (use another applicationId)"
+            )
+        if ask.user.user != self.user.user:
+            return (
+                f"application {self.app_id} belongs to user {self.user.user}; a pod of user {ask.user.user}"
+                " cannot join it (use another applicationId)"
+            )
+        return None
+
     def __init__(
         self,
         app_id: str,
@@ -49,8 +66,10 @@ class Application:
         user: UserGroup,
         tags: dict[str, str],
         submission_time: float,
+        namespace: str = "",
     ) -> None:
         self.app_id = app_id
+        self.namespace = namespace
         self.queue_path = queue_path
         self.user = user
         self.tags = tags

@@ -48,7 +48,11 @@ def test_concurrent_inputs_and_cycles_keep_every_tracker_exact() -> None:
     def submit(prefix: str, queue_path: str, namespace: str) -> None:
         for i in range(PODS_PER_SUBMITTER):
             ask = world.ask(
-                f"{prefix}{i}", queue=queue_path, namespace=namespace, user=f"user{i % 3}", app=f"{prefix}{i % 5}"
+                f"{prefix}{i}",
+                queue=queue_path,
+                namespace=namespace,
+                user=f"user{i % 3}",
+                app=f"{prefix}{i % 5}-user{i % 3}",  # an application is one user's
             )
             world.sched.add_ask(ask)
 

@@ -153,3 +153,19 @@ def test_pods_left_pending_by_a_removed_node_run_elsewhere_later() -> None:
     world.node("n2", cpu=4)
     placed = world.schedule()
     assert set(placed) == {"p2"}  # p1 went with its node; its controller makes a new pod
+
+
+def test_a_running_pod_with_another_users_application_id_counts_in_its_own_application() -> None:
+    world = World(CONFIG)
+    world.node("n1", cpu=4, memory="8Gi")
+    world.running("ann-0", "n1", queue="root.a", app="shared", user="ann", namespace="team")
+    world.running("bob-0", "n1", queue="root.b", app="shared", user="bob", namespace="team", cpu=2)
+    apps = {a["applicationID"]: a for a in world.sched.applications_document()}
+    assert apps["shared"]["user"] == "ann" and apps["shared"]["queueName"] == "root.a"
+    assert apps["shared"]["usedResource"]["vcore"] == 1000
+    own = apps["shared@team/bob"]
+    assert own["user"] == "bob" and own["queueName"] == "root.b"
+    assert own["usedResource"]["vcore"] == 2000
+    users = {u["userName"]: u for u in world.sched.state_dump()["usage"]["users"]}
+    assert users["ann"]["queues"]["resourceUsage"]["vcore"] == 1000
+    assert users["bob"]["queues"]["resourceUsage"]["vcore"] == 2000

@@ -133,7 +133,7 @@ class World:
         self,
         name: str,
         *,
-        app: str = "app",
+        app: str | None = None,
         queue: str | None = None,
         namespace: str = "default",
         cpu: Quantity = 1,
@@ -152,7 +152,13 @@ class World:
         tags: Mapping[str, str] | None = None,
         **other: int,
     ) -> Ask:
-        """An ask as the shim would build it for pod `<namespace>/<name>` (not yet submitted)."""
+        """An ask as the shim would build it for pod `<namespace>/<name>` (not yet submitted).
+
+        Without `app`, pods of one namespace and user share an application ("app" for alice's in
+        default), as an application belongs to one namespace and one user.
+        """
+        if app is None:
+            app = "app" if (namespace, user) == ("default", "alice") else f"app-{namespace}-{user}"
         constraints = NodeConstraints(
             node_selector=tuple(sorted((selector or {}).items())),
             required_terms=required,
