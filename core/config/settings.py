@@ -24,6 +24,7 @@ class Settings:
     recycle_delay: float = 120.0
     recycle_interval: float = 1.0
     min_scaling: bool = True
+    check_parent_quota: bool = True
     system_namespaces: tuple[str, ...] = ("kube-system",)
     default_max: Resource | None = None
     event_ring_capacity: int = 10000
@@ -171,6 +172,7 @@ _KEYS: dict[str, tuple[str, Callable[[object], Any]]] = {
     "quota.recycle.delay": ("recycle_delay", _delay),
     "quota.recycle.interval": ("recycle_interval", _positive_duration),
     "quota.minScaling": ("min_scaling", _boolean),
+    "quota.checkParentQuota": ("check_parent_quota", _boolean),
     "quota.systemNamespaces": ("system_namespaces", _list),
     "quota.defaultMax": ("default_max", _resource),
     "event.ringBufferCapacity": ("event_ring_capacity", _positive_int),

@@ -249,11 +249,41 @@ class ElasticQuotaManager:
         return sums.resource() if sums is not None else Resource()
 
     def _subtree_used(self, name: str) -> Resource:
-        node = self._tree.nodes[name]
-        used = self._used(name)
-        for child in node.children:
-            used = used + self._subtree_used(child)
+        used = Resource()
+        stack = [name]
+        while stack:  # quota trees are as deep as users make them: no recursion
+            current = stack.pop()
+            used = used + self._used(current)
+            stack.extend(self._tree.nodes[current].children)
         return used
+
+    def _ancestors(self, quota: str) -> list[str]:
+        """The parent quotas above `quota`, nearest first (the root excluded)."""
+        found: list[str] = []
+        parent = self._tree.parent_of(quota) if quota in self._tree.nodes else None
+        while parent is not None and parent != ROOT_QUOTA and parent not in found:
+            found.append(parent)
+            parent = self._tree.parent_of(parent)
+        return found
+
+    def _parent_refusal(self, quota: str, resource: Resource) -> str | None:
+        """Why admitting `resource` to `quota` would take a parent past its max (Koordinator's
+        EnableCheckParentQuota): a child admitted against its own runtime while a sibling still
+        borrows would otherwise push their parent over its max until the recycler caught up."""
+        for parent in self._ancestors(quota):
+            spec = self._specs.get(parent)
+            if spec is None:
+                continue
+            used = self._subtree_used(parent)
+            for key in sorted(spec.max):
+                asked = resource.get_value(key)
+                if asked and used.get_value(key) + asked > spec.max.get_value(key):
+                    return (
+                        f"parent quota {parent} would exceed its max: {key} {format_amount(key, used.get_value(key))}"
+                        f" used + {format_amount(key, asked)} asked > {format_amount(key, spec.max.get_value(key))}"
+                        " max (waiting for its other children to give back what they borrowed)"
+                    )
+        return None
 
     def check_admission(self, quota: str, resource: Resource, preemptible: bool) -> str | None:
         with self._lock:
@@ -278,6 +308,10 @@ class ElasticQuotaManager:
                         f" + {format_amount(key, asked)} asked > {format_amount(key, runtime.get_value(key))}"
                         f" runtime{bounds}"
                     )
+            if self._settings.check_parent_quota:
+                refusal = self._parent_refusal(quota, resource)
+                if refusal is not None:
+                    return refusal
             if not preemptible and spec is not None:
                 fixed = self._used(quota, only_non_preemptible=True)
                 for key in sorted(keys):
