@@ -280,18 +280,20 @@ def format_bytes(value: int) -> str:
 def resource_from_kubernetes(values: Mapping[str, object], where: str = "") -> Resource:
     """Kubernetes requests/allocatable -> core resource: `cpu` to `vcore` millicores, others whole.
 
-    Raises QuantityError naming `where` and the key on a malformed value.
+    Raises QuantityError naming `where` and the key on a malformed or negative value (the API
+    server refuses negative requests and capacities; one slipping through would lower usage).
     """
     out: dict[str, int] = {}
+    prefix = f"{where}: " if where else ""
     for key, raw in values.items():
         try:
-            if key == "cpu":
-                out[VCORE] = out.get(VCORE, 0) + quantity_milli(raw)  # type: ignore[arg-type]
-            else:
-                out[key] = out.get(key, 0) + quantity_value(raw)  # type: ignore[arg-type]
+            amount = quantity_milli(raw) if key == "cpu" else quantity_value(raw)  # type: ignore[arg-type]
         except QuantityError as err:
-            prefix = f"{where}: " if where else ""
             raise QuantityError(f"{prefix}resource {key!r}: {err}") from None
+        if amount < 0:
+            raise QuantityError(f"{prefix}resource {key!r}: negative quantity {raw!r}")
+        target = VCORE if key == "cpu" else str(key)
+        out[target] = out.get(target, 0) + amount
     return Resource._wrap(out)
 
 

@@ -106,9 +106,7 @@ def application_id(pod: Mapping[str, Any]) -> str:
 
 def queue_name(pod: Mapping[str, Any]) -> str | None:
     labels = labels_of(pod)
-    return _first(
-        labels.get(LABEL_QUEUE), annotations_of(pod).get(ANNOTATION_QUEUE), labels.get(LABEL_QUEUE_PLAIN)
-    )
+    return _first(labels.get(LABEL_QUEUE), annotations_of(pod).get(ANNOTATION_QUEUE), labels.get(LABEL_QUEUE_PLAIN))
 
 
 def user_info(pod: Mapping[str, Any]) -> UserGroup:
@@ -124,11 +122,7 @@ def user_info(pod: Mapping[str, Any]) -> UserGroup:
         raise ConversionError(f"{where}: expected an object with user and groups, got {raw!r}")
     user = data.get("user") or DEFAULT_USER
     groups = data.get("groups") or []
-    if (
-        not isinstance(user, str)
-        or not isinstance(groups, list)
-        or not all(isinstance(g, str) for g in groups)
-    ):
+    if not isinstance(user, str) or not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
         raise ConversionError(f"{where}: user must be a string and groups a list of strings, got {raw!r}")
     return UserGroup(user=user, groups=tuple(groups))
 
@@ -175,18 +169,14 @@ def _namespace_read(namespace: Mapping[str, Any] | None) -> tuple[dict[str, str]
         for key, resource in ((ANNOTATION_NS_MAX_CPU, "cpu"), (ANNOTATION_NS_MAX_MEMORY, "memory")):
             if key in annotations:
                 try:
-                    legacy.update(
-                        resource_from_kubernetes({resource: annotations[key]}, f"{where} annotation {key}")
-                    )
+                    legacy.update(resource_from_kubernetes({resource: annotations[key]}, f"{where} annotation {key}"))
                 except QuantityError as err:
                     problems.append(f"{err} (value {annotations[key]!r})")
         if legacy:
             tags[TAG_QUOTA] = _canonical(legacy)
     if ANNOTATION_NS_GUARANTEED in annotations:
         try:
-            tags[TAG_GUARANTEED] = _canonical(
-                _namespace_resource(annotations, ANNOTATION_NS_GUARANTEED, where)
-            )
+            tags[TAG_GUARANTEED] = _canonical(_namespace_resource(annotations, ANNOTATION_NS_GUARANTEED, where))
         except ConversionError as err:
             problems.append(str(err))
     if ANNOTATION_NS_MAX_APPS in annotations:
@@ -197,9 +187,7 @@ def _namespace_read(namespace: Mapping[str, Any] | None) -> tuple[dict[str, str]
                 raise ValueError
             tags[TAG_MAX_APPS] = str(value)
         except ValueError:
-            problems.append(
-                f"{where} annotation {ANNOTATION_NS_MAX_APPS}: expected an integer >= 0, got {raw!r}"
-            )
+            problems.append(f"{where} annotation {ANNOTATION_NS_MAX_APPS}: expected an integer >= 0, got {raw!r}")
     return tags, problems
 
 
@@ -243,9 +231,7 @@ def pod_key(pod: Mapping[str, Any]) -> str:
     return str(uid) if uid else object_name(pod)
 
 
-def pod_to_ask(
-    pod: Mapping[str, Any], namespace: Mapping[str, Any] | None, scheduler_name: str = "herder"
-) -> Ask:
+def pod_to_ask(pod: Mapping[str, Any], namespace: Mapping[str, Any] | None, scheduler_name: str = "herder") -> Ask:
     """A pending Herder pod; unreadable parts go into `problems` so the pod stays pending with a reason."""
     meta, labels = meta_of(pod), labels_of(pod)
     name = object_name(pod)
@@ -340,9 +326,7 @@ def pod_to_allocation(
 def node_to_info(node: Mapping[str, Any]) -> NodeInfo:
     name = str(meta_of(node).get("name", ""))
     try:
-        capacity = resource_from_kubernetes(
-            map_at(node, "status", "allocatable"), f"node {name} status.allocatable"
-        )
+        capacity = resource_from_kubernetes(map_at(node, "status", "allocatable"), f"node {name} status.allocatable")
     except QuantityError as err:
         raise ConversionError(str(err)) from None
     taints = tuple(
@@ -367,10 +351,21 @@ def node_to_info(node: Mapping[str, Any]) -> NodeInfo:
     )
 
 
+def _kind(value: object) -> str:
+    return "nothing" if value is None else type(value).__name__
+
+
 def quota_to_spec(eq: Mapping[str, Any]) -> ElasticQuotaSpec:
     """An ElasticQuota object with Koordinator's labels and annotations."""
     meta, labels, annotations = meta_of(eq), labels_of(eq), annotations_of(eq)
     where = f"ElasticQuota {object_name(eq)}"
+    raw_spec = eq.get("spec")
+    if not isinstance(raw_spec, Mapping):
+        # A spec that is not a mapping would read as no max at all: unlimited.
+        raise ConversionError(f"{where} spec: expected a mapping with min and max, got {_kind(raw_spec)}")
+    for part in ("min", "max"):
+        if raw_spec.get(part) is not None and not isinstance(raw_spec.get(part), Mapping):
+            raise ConversionError(f"{where} spec.{part}: expected a mapping of quantities, got {_kind(raw_spec[part])}")
     spec = map_at(eq, "spec")
     try:
         minimum = resource_from_kubernetes(map_at(spec, "min"), f"{where} spec.min")

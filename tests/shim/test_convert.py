@@ -160,9 +160,7 @@ def test_pod_size_is_at_least_every_container_and_the_main_sum(mains: list[int],
         ({"spark-app-selector": "S"}, {}, "S"),
     ],
 )
-def test_application_id_key_precedence(
-    labels: dict[str, str], annotations: dict[str, str], expected: str
-) -> None:
+def test_application_id_key_precedence(labels: dict[str, str], annotations: dict[str, str], expected: str) -> None:
     assert application_id(pod(labels=labels, annotations=annotations)) == expected
 
 
@@ -186,9 +184,7 @@ def test_queue_key_precedence() -> None:
 
 def test_user_info_from_annotation_with_default_nobody() -> None:
     info = json.dumps({"user": "alice", "groups": ["dev", "ml"]})
-    assert user_info(pod(annotations={"yunikorn.apache.org/user.info": info})) == UserGroup(
-        "alice", ("dev", "ml")
-    )
+    assert user_info(pod(annotations={"yunikorn.apache.org/user.info": info})) == UserGroup("alice", ("dev", "ml"))
     assert user_info(pod()) == UserGroup("nobody", ())
 
 
@@ -227,9 +223,7 @@ def test_namespace_quota_json_wins_over_max_cpu_and_memory() -> None:
 
 
 def test_older_max_cpu_and_memory_annotations_make_the_quota() -> None:
-    ns = namespace(
-        **{"yunikorn.apache.org/namespace.max.cpu": "4", "yunikorn.apache.org/namespace.max.memory": "1Gi"}
-    )
+    ns = namespace(**{"yunikorn.apache.org/namespace.max.cpu": "4", "yunikorn.apache.org/namespace.max.memory": "1Gi"})
     assert json.loads(namespace_tags(ns)[TAG_QUOTA]) == {"vcore": 4000, "memory": 1024**3}
 
 
@@ -395,9 +389,7 @@ def test_quota_with_every_koordinator_key() -> None:
 
 def test_quota_defaults_root_parent_leaf_lending_and_max_weight() -> None:
     spec = quota_to_spec(quota({"quota.scheduling.koordinator.sh/allow-lent-resource": "no"}, {}))
-    assert (
-        spec.parent == "" and not spec.is_parent and spec.allow_lent_resource and spec.shared_weight is None
-    )
+    assert spec.parent == "" and not spec.is_parent and spec.allow_lent_resource and spec.shared_weight is None
 
 
 def test_malformed_quota_names_quota_and_key() -> None:
@@ -407,3 +399,33 @@ def test_malformed_quota_names_quota_and_key() -> None:
     bad["spec"]["max"] = {"cpu": "x"}
     with pytest.raises(ConversionError, match=r"team/q.*spec.max.*cpu"):
         quota_to_spec(bad)
+
+
+# --- numbers that cannot be real ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cpu", ["-4", -4, "-500m", "NaN", "Inf", float("nan"), float("inf"), "1e40", "9Ei"])
+def test_negative_non_finite_and_absurd_requests_keep_the_pod_pending_with_a_reason(cpu: Any) -> None:
+    ask = pod_to_ask(pod(containers=[container("main", cpu=cpu, memory="1Gi")]), namespace())
+    assert ask.problems, f"cpu {cpu!r} was accepted as {ask.resource}"
+    assert any("'main'" in text and "'cpu'" in text for text in ask.problems)
+
+
+@pytest.mark.parametrize("allocatable", [{"cpu": "-4", "memory": "8Gi"}, {"cpu": "4", "memory": "-1Gi"}])
+def test_a_node_with_negative_allocatable_is_refused_naming_it(allocatable: dict[str, str]) -> None:
+    node = {"metadata": {"name": "n1"}, "status": {"allocatable": allocatable}}
+    with pytest.raises(ConversionError, match=r"node n1 status\.allocatable.*negative quantity"):
+        node_to_info(node)
+
+
+@pytest.mark.parametrize("spec", ["unlimited", ["cpu"], None, 5, {"max": "4"}, {"min": ["cpu"], "max": {"cpu": "4"}}])
+def test_an_elastic_quota_whose_spec_is_not_a_mapping_is_refused_not_unlimited(spec: Any) -> None:
+    quota = {"metadata": {"name": "q", "namespace": "team"}, "spec": spec}
+    with pytest.raises(ConversionError, match=r"ElasticQuota team/q spec"):
+        quota_to_spec(quota)
+
+
+def test_an_elastic_quota_with_a_negative_max_is_refused() -> None:
+    quota = {"metadata": {"name": "q", "namespace": "team"}, "spec": {"max": {"cpu": "-1"}}}
+    with pytest.raises(ConversionError, match="negative quantity"):
+        quota_to_spec(quota)

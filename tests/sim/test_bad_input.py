@@ -143,3 +143,17 @@ def test_foreign_pod_no_node_accepts_waits_with_the_reason() -> None:
     fast = report["pods"]["default/fast"]
     assert fast["state"] == "Foreign" and fast["node"] is None
     assert fast["reason"].startswith("no node fits") and "2 node selector mismatch" in fast["reason"]
+
+
+def test_a_negative_request_never_lowers_usage_so_the_node_is_never_overfilled() -> None:
+    report = simulate(
+        {
+            "nodes": [node(cpu="4")],
+            "workload": [pod("minus", cpu="-4"), pod("one", count=8, at=1)],
+            "until": 10,
+        }
+    )
+    minus = report["pods"]["default/minus"]
+    assert minus["state"] == "Pending" and "negative quantity '-4'" in minus["reason"]
+    running = [key for key, p in report["pods"].items() if p["state"] == "Running"]
+    assert len(running) == 4  # 4 one-cpu pods on a 4-cpu node, not 8
