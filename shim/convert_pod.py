@@ -56,7 +56,9 @@ def object_name(obj: Mapping[str, Any] | None) -> str:
 # --- pod size -------------------------------------------------------------------------------
 
 
-def _requests(pod: Mapping[str, Any], container: Mapping[str, Any], kind: str) -> Resource:
+def _requests(pod: Mapping[str, Any], container: Any, kind: str) -> Resource:
+    if not isinstance(container, Mapping):
+        raise ConversionError(f"pod {object_name(pod)}: a {kind} is {type(container).__name__}, not a mapping")
     where = f"pod {object_name(pod)} {kind} {container.get('name', '?')!r} requests"
     try:
         return resource_from_kubernetes(map_at(container, "resources", "requests"), where)
@@ -102,9 +104,7 @@ def pod_resource(pod: Mapping[str, Any]) -> Resource:
     pod_level = map_at(spec, "resources", "requests")
     if pod_level:
         try:
-            total.update(
-                resource_from_kubernetes(pod_level, f"pod {object_name(pod)} spec.resources.requests")
-            )
+            total.update(resource_from_kubernetes(pod_level, f"pod {object_name(pod)} spec.resources.requests"))
         except QuantityError as err:
             raise ConversionError(str(err)) from None
     try:

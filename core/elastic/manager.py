@@ -353,7 +353,6 @@ class ElasticQuotaManager:
             def document(name: str) -> dict[str, object]:
                 spec = self._specs.get(name, ElasticQuotaSpec(name))
                 status = statuses[name]
-                node = self._tree.nodes.get(name)
                 weight = spec.shared_weight if spec.shared_weight is not None else spec.max
                 return {
                     "name": name,
@@ -367,11 +366,15 @@ class ElasticQuotaManager:
                     "request": status.request.to_dict(),
                     "used": status.used.to_dict(),
                     "runtime": status.runtime.to_dict(),
-                    "children": [document(c) for c in (node.children if node else [])],
+                    "children": [],
                 }
 
+            docs = {name: document(name) for name in statuses}
+            for name, doc in docs.items():  # linked, not built recursively: chains can be long
+                node = self._tree.nodes.get(name)
+                doc["children"] = [docs[child] for child in (node.children if node else []) if child in docs]
             top = self._tree.nodes[ROOT_QUOTA].children
-            return [document(name) for name in top] + [document(SYSTEM_QUOTA), document(DEFAULT_QUOTA)]
+            return [docs[name] for name in top if name in docs] + [docs[SYSTEM_QUOTA], docs[DEFAULT_QUOTA]]
 
     # -- taking back --------------------------------------------------------------------
     def recycle(self, now: float) -> list[Victim]:
@@ -394,12 +397,10 @@ class ElasticQuotaManager:
                 pods = [
                     running
                     for key, (pod, running) in self._running.items()
-                    if pod.quota == name
-                    and now - self._refused.get(key, -REFUSAL_COOLDOWN) >= REFUSAL_COOLDOWN
+                    if pod.quota == name and now - self._refused.get(key, -REFUSAL_COOLDOWN) >= REFUSAL_COOLDOWN
                 ]
                 summary = ", ".join(
-                    f"{k} {format_amount(k, used[k])} used > {format_amount(k, runtime[k])} runtime"
-                    for k in over
+                    f"{k} {format_amount(k, used[k])} used > {format_amount(k, runtime[k])} runtime" for k in over
                 )
                 for pod in recycle_cut(used, runtime, pods):
                     victims.append(Victim(pod.key, name, f"quota {name} above its runtime: {summary}"))

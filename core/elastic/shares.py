@@ -220,10 +220,14 @@ class QuotaTree:
         return changed
 
     def _share_down(self, name: str, dirty: set[str]) -> None:
-        changed = set(self._share_children(name))
-        for child in self.nodes[name].children:
-            if self.nodes[child].children and (child in changed or child in dirty):
-                self._share_down(child, dirty)
+        # Top-down with an explicit stack: parent chains are as long as users make them.
+        stack = [name]
+        while stack:
+            current = stack.pop()
+            changed = set(self._share_children(current))
+            for child in reversed(self.nodes[current].children):
+                if self.nodes[child].children and (child in changed or child in dirty):
+                    stack.append(child)
 
     def recompute_all(self) -> None:
         """Full recompute: every request bottom-up, every runtime top-down."""

@@ -15,6 +15,9 @@ def _children(current: Mapping[str, ElasticQuotaSpec], name: str) -> list[Elasti
     return [s for s in current.values() if s.parent == name and s.name != name]
 
 
+MAX_QUOTA_DEPTH = 32  # parent quotas above a quota; real trees have a handful
+
+
 def validate_quota_change(
     current: Mapping[str, ElasticQuotaSpec], new: ElasticQuotaSpec, pods_by_quota: Mapping[str, int]
 ) -> list[str]:
@@ -32,9 +35,7 @@ def validate_quota_change(
         if key not in new.max:
             problems.append(f"{where}: min names {key} which max does not")
         elif value > new.max[key]:
-            problems.append(
-                f"{where}: min {key} {format_amount(key, value)} > max {format_amount(key, new.max[key])}"
-            )
+            problems.append(f"{where}: min {key} {format_amount(key, value)} > max {format_amount(key, new.max[key])}")
     old = current.get(new.name)
     tree = {**current, new.name: new}
     if new.parent:
@@ -51,6 +52,9 @@ def validate_quota_change(
             break
         seen.add(step)
         step = tree[step].parent
+    else:
+        if len(seen) - 1 > MAX_QUOTA_DEPTH:
+            problems.append(f"{where}: {len(seen) - 1} parent quotas above it, more than the {MAX_QUOTA_DEPTH} allowed")
     children = _children(current, new.name)
     if old is not None and old.is_parent and not new.is_parent and children:
         names = ", ".join(sorted(c.name for c in children))

@@ -84,9 +84,7 @@ def plan_preemption(
         candidates = [p for p in slot.candidates if p.preemptible and p.priority < priority]
 
         def enough(freed: Resource, slot: NodeSlot = slot) -> bool:
-            in_quota = all(
-                used.get_value(k) - freed.get_value(k) + request.get_value(k) <= runtime[k] for k in runtime
-            )
+            in_quota = all(used.get_value(k) - freed.get_value(k) + request.get_value(k) <= runtime[k] for k in runtime)
             return in_quota and request.fits_in(slot.free + freed)
 
         cut = minimal_cut(candidates, enough)

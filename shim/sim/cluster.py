@@ -31,7 +31,7 @@ from core.objects.node_info import NodeInfo
 from core.resources import Resource, format_resource
 from core.scheduler import Scheduler
 from shim.convert import LABEL_IS_PARENT, is_herder_pod, node_to_info, pod_to_allocation, pod_to_ask, quota_to_spec
-from shim.convert_pod import ConversionError, pod_constraints, pod_resource
+from shim.convert_pod import ConversionError, labels_of, pod_constraints, pod_resource
 from shim.sim.manifests import labels_match, namespace_manifest, rfc3339
 from shim.sim.scenario import DEFAULT_NAMESPACE
 
@@ -232,8 +232,7 @@ class SimCluster:
 
     def is_parent_quota(self, name: str) -> bool:
         quota = self.quotas.get(name)
-        labels = (quota["metadata"].get("labels") or {}) if quota is not None else {}
-        return labels.get(LABEL_IS_PARENT) == "true"
+        return labels_of(quota).get(LABEL_IS_PARENT) == "true"
 
     def apply_config(self, source: Any, now: float) -> None:
         try:

@@ -27,6 +27,7 @@ from typing import Any
 from core.elastic.spec import DEFAULT_QUOTA, SYSTEM_QUOTA
 from core.scheduler import COMPLETING_TIMEOUT, Scheduler
 from shim.convert import LABEL_PARENT
+from shim.convert_pod import labels_of
 from shim.sim.agenda import ARRIVAL, EVENT, FINISH, SNAPSHOT, Agenda
 from shim.sim.cluster import PENDING, RUNNING, SimCallbacks, SimCluster, SimPod
 from shim.sim.manifests import labels_match, node_manifest, pod_manifest
@@ -291,16 +292,17 @@ def _parents_first(quotas: tuple[Mapping[str, Any], ...]) -> list[Mapping[str, A
     done: set[str] = set()
     ordered: list[Mapping[str, Any]] = []
 
-    def visit(name: str, path: tuple[str, ...]) -> None:
-        if name in done or name in path or name not in by_name:
-            return
-        labels = by_name[name]["metadata"].get("labels") or {}
-        parent = labels.get(LABEL_PARENT) if isinstance(labels, Mapping) else None
-        if isinstance(parent, str) and parent:
-            visit(parent, (*path, name))
-        done.add(name)
-        ordered.append(by_name[name])
+    def parent_of(name: str) -> str | None:
+        parent = labels_of(by_name[name]).get(LABEL_PARENT)
+        return parent if isinstance(parent, str) and parent in by_name else None
 
     for name in by_name:
-        visit(name, ())
+        chain: list[str] = []  # name, its parent, ... up to one already placed (no recursion: chains can be long)
+        step: str | None = name
+        while step is not None and step not in done and step not in chain:
+            chain.append(step)
+            step = parent_of(step)
+        for member in reversed(chain):
+            done.add(member)
+            ordered.append(by_name[member])
     return ordered

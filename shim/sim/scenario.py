@@ -3,7 +3,7 @@
 The format is public (DESIGN "The simulation contract"): settings, queues config, nodes,
 namespaces, ElasticQuotas, a workload of pods with arrival times and durations, events during
 the run, `until` and `snapshots`. Reading it checks the *shape* only and reports every problem
-at once, each naming the entry and the key (`workload[2].count: must be a positive integer`).
+at once, each naming the entry and the key (`workload[2].count: must be a whole number from 1 to 100000`).
 What is inside the Kubernetes objects (quantities, annotations, labels) is left to the same
 conversion code the operator uses, at run time, so a bad quantity in a pod behaves in the
 simulator as it would in a cluster: the pod stays pending with a reason.
@@ -38,6 +38,10 @@ EVENT_KEYS = {
 KINDS = ("Pod", "ElasticQuota", "Namespace", "Node")
 DEFAULT_NAMESPACE = "default"
 MAX_SCENARIO_BYTES = 16 * 1024 * 1024
+# A comparison with NaN is always false, so bounds are written as ranges NaN is outside of.
+MAX_SECONDS = 10 * 365 * 24 * 3600.0  # ten years of simulated time
+MAX_COUNT = 100_000  # copies of one node or workload entry
+MAX_POD_COUNT = 1_000_000  # pods of the whole workload
 
 
 class ScenarioError(ValueError):
@@ -150,24 +154,24 @@ class _Reader:
             if default is None:
                 self.bad(where, "required (seconds from the start)")
             return default
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            self.bad(where, f"must be a number of seconds >= 0, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_SECONDS:
+            self.bad(where, f"must be a number of seconds from 0 to {MAX_SECONDS:g}, got {value!r}")
             return default
         return float(value)
 
     def positive_number(self, value: object, where: str) -> float | None:
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            self.bad(where, f"must be a positive number of seconds, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_SECONDS:
+            self.bad(where, f"must be a positive number of seconds up to {MAX_SECONDS:g}, got {value!r}")
             return None
         return float(value)
 
     def count(self, value: object, where: str) -> int:
         if value is None:
             return 1
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            self.bad(where, f"must be a positive integer, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT:
+            self.bad(where, f"must be a whole number from 1 to {MAX_COUNT}, got {value!r}")
             return 1
         return value
 
@@ -199,6 +203,9 @@ class _Reader:
         if "metadata" not in obj:
             self.bad(f"{where}.metadata", "required (with a name)")
             return ""
+        for key in ("labels", "annotations"):
+            if meta.get(key) is not None and not isinstance(meta[key], Mapping):
+                self.bad(f"{where}.metadata.{key}", f"expected a mapping, got {_kind(meta[key])}")
         return self.text(meta.get("name"), f"{where}.metadata.name")
 
 
@@ -424,6 +431,10 @@ def parse_scenario(
         pod = _pod(reader, entry.get("pod"), f"{where}.pod")
         if len(reader.problems) == problems_before:
             workload.append(WorkloadEntry(index=i, at=at or 0.0, pod=pod, count=count, duration=duration))
+    total = sum(entry.count for entry in workload)
+    if total > MAX_POD_COUNT:
+        reader.bad("workload", f"{total} pods in all, more than the {MAX_POD_COUNT} a scenario may hold")
+        workload = []
     _check_unique(
         reader,
         [(f"{pod_namespace(w.pod)}/{n}", f"workload[{w.index}]") for w in workload for n in pod_names(w)],

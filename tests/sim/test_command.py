@@ -83,8 +83,8 @@ def test_invalid_scenario_lists_its_problems_and_exits_1(tmp_path: Path, capsys:
     out, err = capsys.readouterr()
     assert out == ""
     assert "is not a valid scenario" in err
-    assert "  - workload[0].count: must be a positive integer, got 'many'" in err
-    assert "  - until: must be a positive number of seconds, got -5" in err
+    assert "  - workload[0].count: must be a whole number from 1 to 100000, got 'many'" in err
+    assert "  - until: must be a positive number of seconds up to 3.1536e+08, got -5" in err
     assert "Traceback" not in err
 
 

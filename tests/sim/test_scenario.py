@@ -25,7 +25,7 @@ def test_a_minimal_scenario_needs_nothing_but_a_mapping() -> None:
 
 def test_workload_count_must_be_a_positive_integer() -> None:
     document = {"workload": [pod("a"), pod("b"), {**pod("c"), "count": 0}]}
-    assert problems(document) == ["workload[2].count: must be a positive integer, got 0"]
+    assert problems(document) == ["workload[2].count: must be a whole number from 1 to 100000, got 0"]
 
 
 def test_every_problem_is_reported_at_once_with_its_path() -> None:
@@ -48,11 +48,11 @@ def test_every_problem_is_reported_at_once_with_its_path() -> None:
     assert any(p.startswith("nodes[0]: unknown key 'colour'") for p in found)
     assert "nodes[1].name: required: a non-empty string" in found
     assert any(p.startswith("nodes[1].allocatable: required") for p in found)
-    assert "workload[0].at: must be a number of seconds >= 0, got -1" in found
+    assert "workload[0].at: must be a number of seconds from 0 to 3.1536e+08, got -1" in found
     assert "workload[0].pod.spec.containers: required: a non-empty list" in found
     assert any(p.startswith("events[0].action: must be one of") for p in found)
     assert "events[1].name: required: a non-empty string" in found
-    assert "until: must be a positive number of seconds, got 'soon'" in found
+    assert "until: must be a positive number of seconds up to 3.1536e+08, got 'soon'" in found
 
 
 def test_invalid_config_and_settings_are_scenario_errors_naming_the_key() -> None:

@@ -51,6 +51,8 @@ class ConfigSource:
 def parse_configmap(data: Mapping[str, Any] | None, source: ConfigSource) -> tuple[SchedulerConfig, Settings]:
     """The configuration and settings a ConfigMap's data means; raises with every problem found."""
     data = data or {}
+    if not isinstance(data, Mapping):
+        raise ConfigError([f"data: expected a mapping of keys to text, got {type(data).__name__}"])
     problems: list[str] = []
     config: SchedulerConfig | None = None
     queues = data.get(QUEUES_KEY)
@@ -98,14 +100,15 @@ class ConfigReloader:
         obj = self._read()
         if obj is None:
             return None
-        data = dict(obj.get("data") or {})
+        raw = obj.get("data") or {}
+        data: Any = dict(raw) if isinstance(raw, Mapping) else raw  # anything else is refused by _apply
         with self._lock:
             if data == self._last:
                 return None
             self._last = data
             return self._apply(obj, data)
 
-    def _apply(self, obj: Mapping[str, Any], data: Mapping[str, Any]) -> bool:
+    def _apply(self, obj: Mapping[str, Any], data: Any) -> bool:
         try:
             config, settings = parse_configmap(data, self._source)
             running = self._scheduler.settings
