@@ -45,6 +45,7 @@ class Settings:
     )
     admission_trust_controllers: bool = True
     admission_namespace_label: str = "herder.io/scheduler"
+    admission_template_paths: tuple[str, ...] = ()  # `Kind=dotted.path` of custom kinds' pod templates
 
     def to_dict(self) -> dict[str, object]:
         """The settings under their dotted keys; durations in seconds, resources as plain maps."""
@@ -149,6 +150,15 @@ def _regexps(value: object) -> tuple[str, ...]:
     return items
 
 
+def _template_paths(value: object) -> tuple[str, ...]:
+    entries = _list(value)
+    for entry in entries:
+        kind, sep, path = entry.partition("=")
+        if not sep or not kind.strip() or not path.strip() or any(not part for part in path.strip().split(".")):
+            raise ValueError(f"{entry!r}: expected Kind=dotted.path, e.g. RayCluster=spec.workerGroupSpecs.*.template")
+    return entries
+
+
 def _resource(value: object) -> Resource | None:
     if value is None or value == "":
         return None
@@ -189,6 +199,7 @@ _KEYS: dict[str, tuple[str, Callable[[object], Any]]] = {
     "admission.trustedUsers": ("admission_trusted_users", _regexps),
     "admission.trustControllers": ("admission_trust_controllers", _boolean),
     "admission.namespaceLabel": ("admission_namespace_label", _string),
+    "admission.templatePaths": ("admission_template_paths", _template_paths),
 }
 assert {name for name, _ in _KEYS.values()} == {f.name for f in fields(Settings)}
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
+from core.config.errors import SettingsError
 from core.config.settings import Settings, parse_settings
 from core.elastic.spec import ElasticQuotaSpec
 from core.resources import Resource
@@ -247,3 +250,118 @@ def test_untrusted_user_cannot_rewrite_a_workloads_identity() -> None:
 
 def test_workload_update_does_not_stamp_a_template_that_never_had_an_identity() -> None:
     assert review_workload(update(deployment(), deployment()), POLICY) == Decision()
+
+
+# --- every kind with a pod template -----------------------------------------------------------
+
+BUILT_IN = {
+    "Deployment": ("apps/v1", ["spec", "template"]),
+    "ReplicaSet": ("apps/v1", ["spec", "template"]),
+    "StatefulSet": ("apps/v1", ["spec", "template"]),
+    "DaemonSet": ("apps/v1", ["spec", "template"]),
+    "Job": ("batch/v1", ["spec", "template"]),
+    "CronJob": ("batch/v1", ["spec", "jobTemplate", "spec", "template"]),
+    "ReplicationController": ("v1", ["spec", "template"]),
+    "PodTemplate": ("v1", ["template"]),
+}
+
+
+def workload(kind: str, annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    api_version, path = BUILT_IN[kind]
+    template: dict[str, Any] = {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": []}}
+    if annotations:
+        template["metadata"]["annotations"] = annotations
+    obj: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "metadata": {"name": "w", "namespace": "team-a"}}
+    holder = obj
+    for key in path[:-1]:
+        holder = holder.setdefault(key, {})
+    holder[path[-1]] = template
+    return obj
+
+
+def at(obj: Any, path: list[str]) -> Any:
+    for key in path:
+        obj = obj[key]
+    return obj
+
+
+@pytest.mark.parametrize("kind", sorted(BUILT_IN))
+def test_every_built_in_kind_refuses_a_forged_template_identity(kind: str) -> None:
+    decision = review_workload(create(workload(kind, {ANNOTATION_USER_INFO: FORGED}), MALLORY), POLICY)
+    assert not decision.allowed and decision.code == 403
+    assert f"{kind} team-a/w" in decision.message
+
+
+@pytest.mark.parametrize("kind", sorted(BUILT_IN))
+def test_every_built_in_kind_stamps_its_creator_on_the_template(kind: str) -> None:
+    patch = review_workload(create(workload(kind)), POLICY).patch
+    annotations = at(patch, [*BUILT_IN[kind][1], "metadata", "annotations"])
+    assert json.loads(annotations[ANNOTATION_USER_INFO])["user"] == "alice"
+
+
+@pytest.mark.parametrize("kind", sorted(BUILT_IN))
+def test_every_built_in_kind_refuses_a_rewritten_template_identity(kind: str) -> None:
+    old = workload(kind, {ANNOTATION_USER_INFO: json.dumps({"user": "alice", "groups": []})})
+    decision = review_workload(update(old, workload(kind, {ANNOTATION_USER_INFO: FORGED}), MALLORY), POLICY)
+    assert not decision.allowed and decision.code == 403
+
+
+CUSTOM = AdmissionPolicy.from_settings(
+    parse_settings(
+        {
+            "admission.templatePaths": "RayCluster=spec.headGroupSpec.template,"
+            "RayCluster=spec.workerGroupSpecs.*.template,"
+            "MPIJob=spec.mpiReplicaSpecs.*.template,"
+            "SparkApplication=spec.driver.annotations,SparkApplication=spec.executor.annotations"
+        }
+    )
+)
+
+
+def ray(worker_annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    worker: dict[str, Any] = {"template": {"spec": {}}}
+    if worker_annotations:
+        worker["template"]["metadata"] = {"annotations": worker_annotations}
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": "r", "namespace": "team-a"},
+        "spec": {"headGroupSpec": {"template": {"spec": {}}}, "workerGroupSpecs": [{"template": {}}, worker]},
+    }
+
+
+def test_a_custom_kinds_templates_in_a_list_are_all_stamped() -> None:
+    patch = review_workload(create(ray()), CUSTOM).patch
+    head = patch["spec"]["headGroupSpec"]["template"]["metadata"]["annotations"]
+    workers = patch["spec"]["workerGroupSpecs"]
+    assert len(workers) == 2
+    for stamped_here in [head, *(w["template"]["metadata"]["annotations"] for w in workers)]:
+        assert json.loads(stamped_here[ANNOTATION_USER_INFO])["user"] == "alice"
+
+
+def test_a_custom_kind_refuses_a_forged_identity_in_any_of_its_templates() -> None:
+    decision = review_workload(create(ray({ANNOTATION_USER_INFO: FORGED}), MALLORY), CUSTOM)
+    assert not decision.allowed and "RayCluster team-a/r" in decision.message
+    assert review_workload(create(ray({ANNOTATION_USER_INFO: FORGED}), MALLORY), POLICY) == Decision()  # not listed
+
+
+def test_mpi_replica_specs_by_name_and_spark_annotations_are_stamped() -> None:
+    mpi = {
+        "kind": "MPIJob",
+        "metadata": {"name": "m", "namespace": "team-a"},
+        "spec": {"mpiReplicaSpecs": {"Launcher": {"template": {}}, "Worker": {"template": {}}}},
+    }
+    patch = review_workload(create(mpi), CUSTOM).patch
+    for role in ("Launcher", "Worker"):
+        stamp = patch["spec"]["mpiReplicaSpecs"][role]["template"]["metadata"]["annotations"][ANNOTATION_USER_INFO]
+        assert json.loads(stamp)["user"] == "alice"
+    spark = {"kind": "SparkApplication", "metadata": {"name": "s"}, "spec": {"driver": {}, "executor": {}}}
+    patch = review_workload(create(spark), CUSTOM).patch
+    assert set(patch["spec"]) == {"driver", "executor"}
+    forged = {**spark, "spec": {"driver": {"annotations": {ANNOTATION_USER_INFO: FORGED}}, "executor": {}}}
+    assert not review_workload(create(forged, MALLORY), CUSTOM).allowed
+
+
+def test_a_malformed_template_path_setting_is_refused_naming_it() -> None:
+    with pytest.raises(SettingsError, match=r"admission\.templatePaths: 'RayCluster': expected Kind=dotted\.path"):
+        parse_settings({"admission.templatePaths": "RayCluster"})

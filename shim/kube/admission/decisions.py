@@ -8,8 +8,9 @@ The trust model (docs/operator.md, "Webhooks and trust"):
 - Only trusted requesters may supply it themselves: a username matching one of the
   `admission.trustedUsers` regexps (each must match the whole name). Anyone else who supplies
   it is refused, so a user cannot run pods as somebody else.
-- Workloads (Deployments, Jobs, ...) get the same treatment on their pod template, so the pods a
-  controller creates from the template carry the identity of whoever created the workload. A
+- Workloads (Deployments, Jobs, ReplicationControllers, PodTemplates, and custom kinds named in
+  `admission.templatePaths`: see templates.py) get the same treatment on every pod template,
+  so the pods a controller creates from them carry the identity of whoever created the workload. A
   trusted controller's pod (ownerReference with `controller: true`) keeps the template's
   identity while `admission.trustControllers` is true; when it is false such a pod is accounted
   to the requester (the controller) instead.
@@ -33,22 +34,15 @@ from core.elastic.spec import ElasticQuotaSpec
 from core.elastic.validation import validate_pod_labels
 from shim.convert import ANNOTATION_USER_INFO, LABEL_PREEMPTIBLE, LABEL_QUOTA_NAME, user_info
 from shim.convert_pod import ConversionError, annotations_of, labels_of, list_at, map_at, meta_of
+from shim.kube.admission.templates import BUILTIN_TEMPLATE_PATHS, parse_template_paths, stamp_patch, templates
 
 DEFAULT_SCHEDULER = "default-scheduler"
 FORBIDDEN = 403
 INVALID = 400
 UNAVAILABLE = 503
 
-# Where each workload kind keeps the template of the pods its controller creates.
-TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
-    "Deployment": ("spec", "template"),
-    "ReplicaSet": ("spec", "template"),
-    "StatefulSet": ("spec", "template"),
-    "DaemonSet": ("spec", "template"),
-    "Job": ("spec", "template"),
-    "CronJob": ("spec", "jobTemplate", "spec", "template"),
-}
-# (apiGroup, plural) of the workloads above, for registering the webhook.
+# (apiGroup, plural) of the built-in kinds with pod templates (templates.BUILTIN_TEMPLATE_PATHS),
+# for registering the webhook; custom kinds are added to the chart's webhook rules by the user.
 WORKLOAD_RESOURCES = frozenset(
     {
         ("apps", "deployments"),
@@ -57,6 +51,8 @@ WORKLOAD_RESOURCES = frozenset(
         ("apps", "daemonsets"),
         ("batch", "jobs"),
         ("batch", "cronjobs"),
+        ("", "replicationcontrollers"),
+        ("", "podtemplates"),
     }
 )
 
@@ -98,14 +94,17 @@ class AdmissionPolicy:
     trusted_users: tuple[re.Pattern[str], ...] = ()
     trust_controllers: bool = True
     namespace_label: str = "herder.io/scheduler"
+    template_paths: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: dict(BUILTIN_TEMPLATE_PATHS))
 
     @staticmethod
     def from_settings(settings: Settings) -> AdmissionPolicy:
+        custom = parse_template_paths(settings.admission_template_paths)
         return AdmissionPolicy(
             scheduler_name=settings.scheduler_name,
             trusted_users=tuple(re.compile(p) for p in settings.admission_trusted_users),
             trust_controllers=settings.admission_trust_controllers,
             namespace_label=settings.admission_namespace_label,
+            template_paths={**BUILTIN_TEMPLATE_PATHS, **custom},
         )
 
     def trusts(self, username: str) -> bool:
@@ -253,37 +252,36 @@ def review_pod(
 # --- workloads --------------------------------------------------------------------------------
 
 
-def _template(obj: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
-    return map_at(obj, *TEMPLATE_PATHS[kind])
-
-
-def _nest(path: tuple[str, ...], leaf: dict[str, Any]) -> dict[str, Any]:
-    for key in reversed(path):
-        leaf = {key: leaf}
-    return leaf
-
-
 def review_workload(request: Mapping[str, Any], policy: AdmissionPolicy) -> Decision:
-    """Stamp the creator's identity on a workload's pod template; refuse forged ones."""
+    """Stamp the creator's identity on every pod template of a workload; refuse forged ones."""
     obj = request_object(request)
     kind = str(obj.get("kind") or map_at(request, "kind").get("kind") or "")
-    if kind not in TEMPLATE_PATHS:
+    paths = policy.template_paths.get(kind)
+    if not paths:
         return Decision()
     where = describe(request, kind)
     who = requester(request)
-    supplied = annotations_of(_template(obj, kind)).get(ANNOTATION_USER_INFO)
+    found = templates(obj, paths)
     operation = request.get("operation")
     if operation == "UPDATE":
-        before = annotations_of(_template(request_old_object(request), kind)).get(ANNOTATION_USER_INFO)
-        if before != supplied and not policy.trusts(who.username):
-            return _untrusted(where, who, "change the pod template's")
+        before = {
+            location: annotations.get(ANNOTATION_USER_INFO)
+            for location, annotations in templates(request_old_object(request), paths)
+        }
+        for location, annotations in found:
+            if annotations.get(ANNOTATION_USER_INFO) != before.get(location) and not policy.trusts(who.username):
+                return _untrusted(where, who, "change the pod template's")
         return Decision()
     if operation != "CREATE":
         return Decision()
-    if supplied is None:
-        stamp = {"metadata": {"annotations": {ANNOTATION_USER_INFO: who.user_info()}}}
-        return Decision(patch=_nest(TEMPLATE_PATHS[kind], stamp))
-    if not policy.trusts(who.username):
+    supplied = [annotations for _, annotations in found if ANNOTATION_USER_INFO in annotations]
+    if supplied and not policy.trusts(who.username):
         return _untrusted(where, who, "set the pod template's")
-    malformed = _malformed_user_info(_template(obj, kind), where)
-    return Decision.deny(malformed, INVALID) if malformed else Decision()
+    for annotations in supplied:
+        malformed = _malformed_user_info({"metadata": {"annotations": annotations}}, where)
+        if malformed:
+            return Decision.deny(malformed, INVALID)
+    unstamped = [location for location, annotations in found if ANNOTATION_USER_INFO not in annotations]
+    if not unstamped:
+        return Decision()
+    return Decision(patch=stamp_patch(obj, unstamped, ANNOTATION_USER_INFO, who.user_info()))
