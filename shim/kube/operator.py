@@ -44,7 +44,7 @@ from shim.kube.watch.quotas import QuotaSync
 from shim.kube.watch.reflector import Reflector, WatchTarget
 from shim.kube.watch.reload import ConfigReloader, ConfigSource, parse_configmap
 from shim.kube.write.api import KubeWriter
-from shim.kube.write.binder import GONE, RETRY, Binder, BindPolicy, classify
+from shim.kube.write.binder import GONE, RETRY, Binder, BindPolicy, NotLeader, classify
 from shim.kube.write.callbacks import ShimCallbacks
 from shim.kube.write.evictor import Evictor
 from shim.kube.write.lease_store import KubeLeaseStore
@@ -151,7 +151,7 @@ class HerderOperator:
             ),
             observe=self.metrics.watch_restart,
         )
-        self.loops = SchedulingLoops(self.scheduler)
+        self.loops = SchedulingLoops(self.scheduler, may_act=self.may_write)
         store = KubeLeaseStore(api_client, source.namespace, settings.lease_name)
         elector = LeaderElector(store, options.identity, settings.lease_duration)
         self.leadership = Leadership(elector, self.scheduler, self._elected, self._deposed)
@@ -230,6 +230,10 @@ class HerderOperator:
     def alive(self) -> bool:
         return not self._dead.is_set()
 
+    def may_write(self) -> bool:
+        """Leader fencing (see leader/loops.py): checked before every cycle and every write."""
+        return self.alive and self.leadership.may_act()
+
     def _elected(self) -> None:
         self.status.set_leader(True)
         if self.alive:
@@ -302,6 +306,8 @@ class HerderOperator:
     def _post_binding(self, namespace: str, name: str, node: str, pod: str) -> None:
         if self._dead.is_set():
             raise ConnectionError("this replica is stopped")
+        if not self.may_write():
+            raise NotLeader(f"{self.identity} does not hold a freshly renewed Lease; not binding {namespace}/{name}")
         began = time.monotonic()
         key = f"{namespace}/{name}"
         cached = self.cache.pod(pod)
@@ -336,6 +342,8 @@ class HerderOperator:
     def _post_eviction(self, namespace: str, name: str) -> None:
         if self._dead.is_set():
             raise ConnectionError("this replica is stopped")
+        if not self.may_write():
+            raise NotLeader(f"{self.identity} does not hold a freshly renewed Lease; not evicting {namespace}/{name}")
         try:
             self._writer.post_eviction(namespace, name)
         except Exception as error:

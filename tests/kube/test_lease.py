@@ -107,3 +107,31 @@ def test_never_two_leaders_within_one_lease_duration(steps: list[tuple[str, floa
             last_win[name] = now
         believing = [n for n, e in electors.items() if e.is_leader and now - last_win[n] <= 10]
         assert len(believing) <= 1
+
+
+def test_a_leader_past_its_renew_deadline_may_not_act_before_it_even_ticks_again() -> None:
+    """The fence is read by the cycle and the writers, not by the (possibly paused) Lease thread."""
+    from core.config import Settings
+    from core.scheduler import Scheduler
+    from shim.kube.leader.loops import Leadership
+    from tests.shim.rest_world import Recorder
+
+    clock = [100.0]
+    scheduler = Scheduler(Recorder(), settings=Settings(lease_duration=15.0, lease_renew_deadline=10.0))
+    leadership = Leadership(
+        LeaderElector(VersionedLease(), "a", 15.0),
+        scheduler,
+        on_elected=lambda: None,
+        on_deposed=lambda: None,
+        clock=lambda: clock[0],
+        monotonic=lambda: clock[0],
+    )
+    assert not leadership.may_act()  # not elected yet
+    leadership._tick(10.0)
+    assert leadership.leading and leadership.may_act()
+    clock[0] += 10.0
+    assert leadership.may_act()  # exactly at the deadline
+    clock[0] += 0.5
+    assert leadership.leading and not leadership.may_act()  # still "leading", but fenced
+    leadership._tick(10.0)
+    assert leadership.may_act()  # a successful renewal opens the fence again

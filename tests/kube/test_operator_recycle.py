@@ -40,8 +40,15 @@ def test_borrowed_capacity_is_evicted_except_where_a_disruption_budget_refuses(c
         cluster.server.protect("borrower", name)
 
     cluster.create_pods("lender", 3, cpu="1")
-    cluster.all_bound("lender")
     eventually(lambda: running(cluster, "borrower") == protected, "the unprotected borrowers evicted")
+    # The protected borrowers keep 2 of the pool's 4 cpus: the pool's max is a hard ceiling
+    # (quota.checkParentQuota), so 2 lender pods run and the third waits, naming the pool.
+    eventually(lambda: len(running(cluster, "lender")) == 2, "two lender pods running")
+
+    def waiting_for_the_pool() -> list[str]:
+        return [e.message for e in herder.scheduler.events.batch(0, 10_000) if "parent quota pool" in e.message]
+
+    eventually(waiting_for_the_pool, "the third lender pod waiting for the pool's max")
 
     def refusals() -> list[str]:
         return [e.message for e in herder.scheduler.events.batch(0, 10_000) if e.reason == "EvictionRefused"]

@@ -6,6 +6,15 @@ it) or `scheduler.interval`, then places what it can. The recycler ticks every
 the Lease: `Leadership` renews it every `leader.retryPeriod` and starts or stops them. A replica
 that cannot renew for `leader.renewDeadline` steps down before its Lease can expire, so a
 standby that takes over never overlaps with it.
+
+Fencing. Stepping down happens on the leadership thread's next tick, which a paused process
+(SIGSTOP, a long GC or swap stall, a frozen VM) reaches only after its other threads have
+resumed too. So nothing waits for it: before every cycle and recycler tick, and before every
+binding, eviction and status write (`HerderOperator.may_write`), the replica checks
+`Leadership.may_act()`: it leads and its last successful renewal was *sent* less than
+`leader.renewDeadline` ago on the monotonic clock. A standby takes over only after a whole
+`leader.leaseDuration` (longer) without seeing the Lease change, so a fenced leader stops
+writing before anyone else can start.
 """
 
 from __future__ import annotations
@@ -24,9 +33,15 @@ log = logging.getLogger("herder.operator")
 class SchedulingLoops:
     """The cycle and recycler threads; `start()` and `stop()` may be called again and again."""
 
-    def __init__(self, scheduler: Scheduler, on_cycle: Callable[[int], None] | None = None) -> None:
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        on_cycle: Callable[[int], None] | None = None,
+        may_act: Callable[[], bool] = lambda: True,
+    ) -> None:
         self._scheduler = scheduler
         self._on_cycle = on_cycle
+        self._may_act = may_act
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
@@ -57,6 +72,9 @@ class SchedulingLoops:
             self._scheduler.wait_for_work(self._scheduler.settings.scheduler_interval)
             if stop.is_set():
                 return
+            if not self._may_act():
+                stop.wait(self._scheduler.settings.scheduler_interval)
+                continue
             try:
                 placed = self._scheduler.schedule()
             except Exception:
@@ -68,7 +86,7 @@ class SchedulingLoops:
 
     def _recycle(self, stop: threading.Event) -> None:
         while not stop.wait(self._scheduler.settings.recycle_interval):
-            if not self._scheduler.settings.recycle_enabled:
+            if not self._scheduler.settings.recycle_enabled or not self._may_act():
                 continue
             try:
                 asked = self._scheduler.recycle()
@@ -93,6 +111,7 @@ class Leadership:
         on_deposed: Callable[[], None],
         housekeeping: Callable[[], None] = lambda: None,
         clock: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._elector = elector
         self._scheduler = scheduler
@@ -104,10 +123,19 @@ class Leadership:
         self._thread = threading.Thread(target=self._run, name="herder-leadership", daemon=True)
         self._leading = False
         self._last_renewal = 0.0
+        self._monotonic = monotonic
+        self._renewal_sent: float | None = None  # monotonic time the last successful renewal was sent
 
     @property
     def leading(self) -> bool:
         return self._leading
+
+    def may_act(self) -> bool:
+        """Whether this replica may write now: it leads, and renewed within the renew deadline."""
+        sent = self._renewal_sent
+        if not self._leading or sent is None:
+            return False
+        return self._monotonic() - sent <= self._scheduler.settings.lease_renew_deadline
 
     @property
     def identity(self) -> str:
@@ -141,6 +169,7 @@ class Leadership:
 
     def _tick(self, renew_deadline: float) -> None:
         now = self._clock()
+        sent = self._monotonic()  # before the request: the Lease may have been renewed any time after
         try:
             leads = self._elector.tick(now)
         except Exception as error:
@@ -151,6 +180,7 @@ class Leadership:
             return
         if leads:
             self._last_renewal = now
+            self._renewal_sent = sent
             if not self._leading:
                 self._leading = True
                 log.info("%s became the leader; scheduling starts", self.identity)
@@ -162,5 +192,6 @@ class Leadership:
         if not self._leading:
             return
         self._leading = False
+        self._renewal_sent = None
         log.warning("%s stops scheduling: %s", self.identity, why)
         self._on_deposed()

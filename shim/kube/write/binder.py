@@ -35,11 +35,17 @@ class BindPolicy:
     max_backoff: float = 2.0
 
 
+class NotLeader(Exception):
+    """This replica may not write now (it lost, or could not renew, the Lease): see leader/loops.py."""
+
+
 def classify(error: BaseException) -> str:
     """Whether an API error is worth retrying, means the pod is gone/bound, or is final.
 
     An error without an HTTP status is a network failure or timeout, so it is retried.
     """
+    if isinstance(error, NotLeader):
+        return FAILED  # handed back at once: the replica that leads now binds the pod
     status = getattr(error, "status", None)
     if status in (404, 409):
         return GONE

@@ -112,7 +112,7 @@ def start_status_writers(op: Any) -> StatusWriters:
         QuotaStatusWriter(api, scheduler.quota_status, namespaces, interval),
         PodConditionWriter(api, op.cache.pod, scheduler.pending_reason, interval),
         EventWriter(api, op.cache.locate, correlator),
-        active=lambda: bool(op.status.leader) and bool(op.alive),
+        active=op.may_write,
     )
     writers.start()
     log.info("status writers started (quota status, pod conditions, Events)")
