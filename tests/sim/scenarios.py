@@ -55,6 +55,19 @@ def pod(
     return entry
 
 
+def namespace_queues(**root: Any) -> dict[str, Any]:
+    """queues.yaml placing each namespace in its own queue under root; `root` adds keys to root."""
+    return {
+        "partitions": [
+            {
+                "name": "default",
+                "placementrules": [{"name": "tag", "value": "namespace", "create": True}],
+                "queues": [{"name": "root", "submitacl": "*", **root}],
+            }
+        ]
+    }
+
+
 def quota(name: str, namespace: str | None = None, *, min_cpu: str, max_cpu: str, **labels: str) -> dict[str, Any]:
     return {
         "apiVersion": "scheduling.sigs.k8s.io/v1alpha1",

@@ -9,26 +9,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.sim.scenarios import pod, simulate
+from tests.sim.scenarios import namespace_queues, pod, simulate
 
 USER_INFO = "yunikorn.apache.org/user.info"
 APP_ID = "yunikorn.apache.org/app-id"
 
-CONFIG = {
-    "partitions": [
-        {
-            "name": "default",
-            "placementrules": [{"name": "tag", "value": "namespace", "create": True}],
-            "queues": [
-                {
-                    "name": "root",
-                    "submitacl": "*",
-                    "limits": [{"limit": "carol", "users": ["carol"], "maxresources": {"vcore": 1}}],
-                }
-            ],
-        }
-    ]
-}
+CONFIG = namespace_queues(limits=[{"limit": "carol", "users": ["carol"], "maxresources": {"vcore": 1}}])
 
 
 def owned(name: str, user: str, namespace: str, app: str = "alice-job", **extra: Any) -> dict[str, Any]:

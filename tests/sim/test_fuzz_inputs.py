@@ -32,6 +32,7 @@ from shim.sim.engine import Simulation
 from shim.sim.report import build_report
 from shim.sim.scenario import ScenarioError, load_scenario
 from tests.shim.rest_world import Recorder
+from tests.sim.scenarios import namespace_queues
 
 TIME_LIMIT = 10  # seconds one example may take; a hang fails instead of stalling the suite
 FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -70,22 +71,10 @@ QUOTA: dict[str, Any] = {
     "metadata": {"name": "team", "namespace": "team", "labels": {}, "annotations": {}},
     "spec": {"min": {"cpu": "2"}, "max": {"cpu": "4"}},
 }
-QUEUES: dict[str, Any] = {
-    "partitions": [
-        {
-            "name": "default",
-            "placementrules": [{"name": "tag", "value": "namespace", "create": True}],
-            "queues": [
-                {
-                    "name": "root",
-                    "submitacl": "*",
-                    "queues": [{"name": "team", "resources": {"max": {"vcore": 4, "memory": "8Gi"}}}],
-                    "limits": [{"limit": "alice", "users": ["alice"], "maxresources": {"vcore": 2}}],
-                }
-            ],
-        }
-    ]
-}
+QUEUES: dict[str, Any] = namespace_queues(
+    queues=[{"name": "team", "resources": {"max": {"vcore": 4, "memory": "8Gi"}}}],
+    limits=[{"limit": "alice", "users": ["alice"], "maxresources": {"vcore": 2}}],
+)
 SCENARIO: dict[str, Any] = {
     "settings": {"quota.recycle.delay": "10s"},
     "config": QUEUES,
