@@ -1,7 +1,7 @@
 """`POST /ws/v1/validate-conf` work, kept away from everything else the REST server does.
 
 Checking a queues.yaml is the one REST request whose cost a caller chooses. It therefore runs
-in a child process of its own (spawned, so it shares no lock or thread with the scheduler),
+in a child interpreter of its own (so it shares no lock, thread or memory with the scheduler),
 one at a time, under a time limit after which the child is killed; at most `waiting`
 requests queue behind the running one and the rest are refused at once with 429. Nothing of
 this touches the readers' thread pool or the event loop, so `/healthz`, `/readyz` and every
@@ -14,16 +14,20 @@ is a backstop, not the first defence.
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
+import json
+import os
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 from core.config import ConfigError, load_config
 
 TIME_LIMIT = 10.0  # seconds one check may take, child start-up included
 WAITING = 4  # requests queued behind the running check; more are refused with 429
+_ROOT = Path(__file__).resolve().parents[2]  # the directory holding `core` and `shim`
 
 
 class ValidatorBusy(Exception):
@@ -39,37 +43,39 @@ class Verdict:
         return {"allowed": self.allowed, "reason": self.reason}
 
 
-def _check_in_child(text: str, answer: Connection) -> None:
+def _answer(text: str) -> tuple[bool, str]:
     try:
         load_config(text)
     except ConfigError as problem:
-        answer.send((False, "; ".join(problem.problems)))
-    except Exception as error:  # a bug must still answer, not hang the caller until the time limit
-        answer.send((False, f"the configuration could not be checked: {type(error).__name__}: {error}"))
-    else:
-        answer.send((True, ""))
-    answer.close()
+        return False, "; ".join(problem.problems)
+    return True, ""
 
 
 def check_in_process(text: str, time_limit: float = TIME_LIMIT) -> Verdict:
-    """Run `load_config(text)` in a fresh child process; kill it past `time_limit` seconds."""
-    context = multiprocessing.get_context("spawn")
-    receive, send = context.Pipe(duplex=False)
-    child = context.Process(target=_check_in_child, args=(text, send), name="herder-validate-conf", daemon=True)
-    child.start()
-    send.close()
+    """Run `load_config(text)` in a fresh `python -m shim.rest.validation`; kill it past `time_limit`.
+
+    A new interpreter, not multiprocessing: it shares nothing with the scheduler's process and
+    does not depend on how that process was started (its `__main__`).
+    """
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")]))}
     try:
-        if receive.poll(time_limit):
-            allowed, reason = receive.recv()
-            return Verdict(bool(allowed), str(reason))
+        done = subprocess.run(
+            [sys.executable, "-m", "shim.rest.validation"],
+            input=text.encode("utf-8"),
+            capture_output=True,
+            timeout=time_limit,
+            env=env,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
         return Verdict(False, f"checking took longer than {time_limit:g}s and was stopped")
-    except EOFError:
-        return Verdict(False, f"the check ended without an answer (exit code {child.exitcode})")
-    finally:
-        receive.close()
-        if child.is_alive():
-            child.kill()
-        child.join(5)
+    except OSError as error:
+        return Verdict(False, f"the configuration could not be checked: {error}")
+    try:
+        allowed, reason = json.loads(done.stdout)
+    except ValueError:
+        return Verdict(False, f"the check ended without an answer (exit code {done.returncode})")
+    return Verdict(bool(allowed), str(reason))
 
 
 class ConfigValidator:
@@ -90,3 +96,7 @@ class ConfigValidator:
 
     def close(self) -> None:
         self._worker.shutdown(wait=False, cancel_futures=True)
+
+
+if __name__ == "__main__":  # the child: queues.yaml on stdin, [allowed, reason] as JSON on stdout
+    sys.stdout.write(json.dumps(_answer(sys.stdin.buffer.read().decode("utf-8"))))
