@@ -23,8 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.config import ConfigError, load_config
-
 TIME_LIMIT = 10.0  # seconds one check may take, child start-up included
 WAITING = 4  # requests queued behind the running check; more are refused with 429
 _ROOT = Path(__file__).resolve().parents[2]  # the directory holding `core` and `shim`
@@ -43,16 +41,8 @@ class Verdict:
         return {"allowed": self.allowed, "reason": self.reason}
 
 
-def _answer(text: str) -> tuple[bool, str]:
-    try:
-        load_config(text)
-    except ConfigError as problem:
-        return False, "; ".join(problem.problems)
-    return True, ""
-
-
 def check_in_process(text: str, time_limit: float = TIME_LIMIT) -> Verdict:
-    """Run `load_config(text)` in a fresh `python -m shim.rest.validation`; kill it past `time_limit`.
+    """Run `load_config(text)` in a fresh `python -m core.config`; kill it past `time_limit`.
 
     A new interpreter, not multiprocessing: it shares nothing with the scheduler's process and
     does not depend on how that process was started (its `__main__`).
@@ -60,7 +50,7 @@ def check_in_process(text: str, time_limit: float = TIME_LIMIT) -> Verdict:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")]))}
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "shim.rest.validation"],
+            [sys.executable, "-m", "core.config"],
             input=text.encode("utf-8"),
             capture_output=True,
             timeout=time_limit,
@@ -96,7 +86,3 @@ class ConfigValidator:
 
     def close(self) -> None:
         self._worker.shutdown(wait=False, cancel_futures=True)
-
-
-if __name__ == "__main__":  # the child: queues.yaml on stdin, [allowed, reason] as JSON on stdout
-    sys.stdout.write(json.dumps(_answer(sys.stdin.buffer.read().decode("utf-8"))))

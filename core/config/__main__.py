@@ -1,0 +1,28 @@
+"""`python -m core.config`: check the queues.yaml on stdin; print `[allowed, reason]` as JSON.
+
+The REST server's `validate-conf` runs this in a child interpreter (shim/rest/validation.py),
+so a costly document costs that child, at a low CPU priority, never the scheduler. It
+imports only `core.config`, so the child starts quickly.
+"""
+
+import json
+import os
+import sys
+
+from core.config import ConfigError, load_config
+
+
+def main() -> None:
+    if hasattr(os, "nice"):
+        os.nice(19)  # the scheduler and its probes come first
+    text = sys.stdin.buffer.read().decode("utf-8")
+    try:
+        load_config(text)
+    except ConfigError as problem:
+        answer: tuple[bool, str] = (False, "; ".join(problem.problems))
+    else:
+        answer = (True, "")
+    sys.stdout.write(json.dumps(answer))
+
+
+main()
