@@ -66,8 +66,8 @@ def refusal(request: dict[str, Any], current: QuotaTree = WORLD) -> str:
 @pytest.mark.parametrize(
     ("obj", "rule"),
     [
-        (quota("neg", max_={"cpu": "-1"}), "max vcore is negative"),
-        (quota("neg", min_={"cpu": "-1"}), "min vcore is negative"),
+        (quota("neg", max_={"cpu": "-1"}), "spec.max: resource 'cpu': negative quantity '-1'"),
+        (quota("neg", min_={"cpu": "-1"}), "spec.min: resource 'cpu': negative quantity '-1'"),
         (quota("over", {"cpu": "20"}, {"cpu": "10"}), "min vcore 20000m > max 10000m"),
         (quota("keys", {"memory": "1Gi"}, {"cpu": "10"}), "min names memory which max does not"),
         (quota("orphan", parent="nowhere"), "parent nowhere does not exist"),
