@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -154,3 +155,18 @@ def test_the_rest_token_file_guards_the_api_of_a_running_replica(cluster: Cluste
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=30)
+
+
+def test_a_taken_webhook_port_stops_start_up_before_anything_runs(cluster: Cluster) -> None:
+    from shim.kube.operator import HerderOperator, StartupError
+    from tests.kube.emulator import replica_options
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        options = replica_options("herder-w", webhook_port=port, webhook_insecure=True, webhook_addr="127.0.0.1")
+        operator = HerderOperator(cluster.server.api_client(), options)
+        with pytest.raises(StartupError, match=f"cannot listen for admission webhooks on port {port}"):
+            operator.run(threading.Event())
+    assert operator.rest_port is None  # nothing was started
