@@ -194,7 +194,9 @@ class HerderCollector(Collector):
             "herder_leader", "1 when this replica holds the Lease and schedules", value=float(status.leader)
         )
         yield GaugeMetricFamily(
-            "herder_ready", "1 once the initial sync of the cluster's state is done", value=float(status.synced)
+            "herder_ready",
+            "1 once the initial sync of the cluster's state is done (and the webhook server listens, when configured)",
+            value=float(status.ready),
         )
         info = GaugeMetricFamily("herder_info", "This replica's identity and version", labels=["identity", "version"])
         info.add_metric([status.identity, _herder_version()], 1.0)

@@ -137,7 +137,9 @@ def register_webhooks(op: HerderOperator, registry: kopf.OperatorRegistry, setti
         insecure=op.options.webhook_insecure,
         addr=op.options.webhook_addr,
         deps=deps,
+        on_serving=op.status.mark_webhooks_serving,
     )
+    op.status.webhooks_expected = True
     log.info("admission webhooks on port %d", port)
     return True
 

@@ -87,8 +87,11 @@ async def healthz(request: web.Request) -> web.Response:
 @routes.get("/readyz")
 async def readyz(request: web.Request) -> web.Response:
     doc = status_of(request).document()
-    if not doc["ready"]:
+    status = status_of(request)
+    if not status.synced:
         doc["reason"] = "the initial sync of nodes, pods, quotas and namespaces is not done yet"
+    elif not doc["ready"]:
+        doc["reason"] = "the admission webhook server does not listen yet"
     return json_response(request, json.dumps(doc).encode(), 200 if doc["ready"] else 503)
 
 

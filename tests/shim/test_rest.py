@@ -450,6 +450,19 @@ async def test_readyz_answers_503_until_the_initial_sync_and_then_says_who_leads
     assert body["leader"] is True
 
 
+async def test_readyz_waits_for_the_webhook_server_when_webhooks_are_configured(served: Served) -> None:
+    # The API server calls webhooks through a Service, which routes to ready pods only: a replica
+    # that says ready before its webhook server listens makes pod creation fail (failurePolicy Fail).
+    served.status.webhooks_expected = True
+    served.status.mark_synced()
+    status, body = await served.get("/readyz")
+    assert status == 503
+    assert body["ready"] is False and "webhook" in body["reason"]
+    served.status.mark_webhooks_serving()
+    status, body = await served.get("/readyz")
+    assert status == 200 and body["ready"] is True
+
+
 async def test_healthz_answers_before_the_sync(served: Served) -> None:
     status, body = await served.get("/healthz")
     assert status == 200

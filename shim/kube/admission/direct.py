@@ -63,9 +63,12 @@ def admission_response(review: Mapping[str, Any], decision: Decision) -> dict[st
 
 
 class DirectWebhookServer(kopf.WebhookServer):
-    def __init__(self, *, direct: Mapping[str, DirectRoute], **options: Any) -> None:
+    def __init__(
+        self, *, direct: Mapping[str, DirectRoute], on_serving: Callable[[], None] | None = None, **options: Any
+    ) -> None:
         super().__init__(**options)
         self.direct = dict(direct)
+        self.on_serving = on_serving  # called once the server listens (kopf yields its config then)
 
     async def __call__(self, fn: Any) -> AsyncIterator[Any]:
         async def routed(
@@ -86,4 +89,6 @@ class DirectWebhookServer(kopf.WebhookServer):
             return admission_response(request, decision)
 
         async for client_config in super().__call__(routed):
+            if self.on_serving is not None:
+                self.on_serving()
             yield client_config

@@ -181,6 +181,7 @@ def webhook_server(
     insecure: bool = False,
     addr: str | None = None,
     deps: WebhookDeps | None = None,
+    on_serving: Callable[[], None] | None = None,
 ) -> kopf.WebhookServer:
     """kopf's HTTPS webhook server on `port` (all interfaces unless `addr`), with the chart's
     certificate (`cert_dir` holding tls.crt/tls.key, or explicit files; renewed files are reloaded).
@@ -207,4 +208,4 @@ def webhook_server(
     def workload(request: Mapping[str, Any]) -> Decision:
         return review_workload(request, AdmissionPolicy.from_settings(deps.settings()))
 
-    return DirectWebhookServer(direct={MUTATE_WORKLOAD: workload}, **options)
+    return DirectWebhookServer(direct={MUTATE_WORKLOAD: workload}, on_serving=on_serving, **options)
