@@ -4,6 +4,7 @@ The walk follows the queue tree: a parent's children in fair order, a leaf's app
 its policy's order, an application's asks by priority then age. For an ask the checks run in
 DESIGN's order and stop at the first "no":
 
+0. a pod preemption holds room for waits for its victims, then takes the held room;
 1. rules the shim marked as ones Herder cannot honour -> wait;
 2. queue max along the whole path, and maxapplications when the application is not running;
 3. user and group limits: the user group manager's increase either applies or denies;
@@ -27,6 +28,7 @@ from core.objects.ask import Allocation, Ask
 from core.objects.node_index import static_mismatch
 from core.objects.queue import Queue
 from core.policies import app_order_depends_on_usage, application_key, order_applications, order_queues
+from core.preemption.holds import release_hold
 from core.resources import Resource
 from core.state import CoreState
 
@@ -104,25 +106,45 @@ def _park(state: CoreState, app: Application, ask: Ask, reason: str, now: float,
         )
 
 
-def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: float) -> Allocation | None:
-    """Run every check for one ask; place it or park it with the first reason it cannot run."""
+def _rule_reason(state: CoreState, leaf: Queue, app: Application, ask: Ask) -> tuple[str | None, str | None, str]:
+    """Why the ask cannot run however much room the nodes have (first); when only the cluster's
+    size says no, that reason (second): room preemption may still make; the rule (third)."""
     if ask.constraints.unsupported_required:
         rules = ", ".join(ask.constraints.unsupported_required)
-        _park(state, app, ask, f"Herder cannot honour required rules: {rules}", now, UNSUPPORTED_RULES)
-        return None
+        return f"Herder cannot honour required rules: {rules}", None, UNSUPPORTED_RULES
     reason = cluster_full = None
     rule = QUEUE_MAX
     over = leaf.over_max(ask.resource)
     if over is not None:
         queue, key = over
         if queue.parent is None:
-            # Only the root (the cluster's size) says no: no node fits, which in-quota preemption
-            # below may still solve, so the ask goes on to the other checks.
+            # Only the root (the cluster's size) says no: no node fits, which preemption may
+            # still solve, so the ask goes on to the other checks.
             cluster_full = _cluster_full(state, ask.resource)
         else:
             reason = queue.max_message(key, ask.resource.get_value(key))
     if reason is None and not app.is_running:
         reason, rule = leaf.app_limit_violation(), QUEUE_MAX_APPLICATIONS
+    return reason, cluster_full, rule
+
+
+def admissible(state: CoreState, leaf: Queue, app: Application, ask: Ask) -> bool:
+    """Whether only room on the nodes keeps the ask waiting: queue max, maxapplications, user
+    and group limits and its elastic quota all let it run (so preemption can help it)."""
+    reason, _, _ = _rule_reason(state, leaf, app, ask)
+    if reason is not None:
+        return False
+    ugm = state.ugm
+    if not ugm.increase_tracked_resource(leaf.path, app.app_id, ask.resource, app.user):
+        return False
+    ugm.decrease_tracked_resource(leaf.path, app.app_id, ask.resource, app.user, not app.is_running)
+    quota = state.ask_quota.get(ask.key, DEFAULT_QUOTA)
+    return state.quotas.check_admission(quota, ask.resource, ask.preemptible) is None
+
+
+def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: float) -> Allocation | None:
+    """Run every check for one ask; place it or park it with the first reason it cannot run."""
+    reason, cluster_full, rule = _rule_reason(state, leaf, app, ask)
     if reason is None and cluster_full and not _preemption_may_help(state, ask):
         reason, rule = cluster_full, NO_NODE_FITS  # the cluster is full and nothing may be taken back for this ask
     if reason is not None:
@@ -136,14 +158,18 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
     reason = state.quotas.check_admission(quota, ask.resource, ask.preemptible)
     rule = QUOTA
     node_id = None
+    held = ask.key in state.holds
     if reason is None:
         rule = NO_NODE_FITS
         node_id = None if cluster_full else select_node(state, ask)
+        if node_id is None and held:
+            node_id, reason = _held_node(state, ask, cluster_full is None)
         if node_id is None:
-            reason = cluster_full or fit_reason(state, ask)
+            reason = reason or cluster_full or fit_reason(state, ask)
     if node_id is None:
         ugm.decrease_tracked_resource(leaf.path, app.app_id, ask.resource, app.user, not app.is_running)
-        _maybe_preempt(state, ask, quota, now)
+        if not held:
+            _maybe_preempt(state, ask, quota, now)
         if ask.key in state.preempting:
             reason = f"{reason}; waiting for preempted pods of quota {quota} to end"
         _park(state, app, ask, reason or "cannot run", now, rule)
@@ -162,6 +188,27 @@ def _cluster_full(state: CoreState, resource: Resource) -> str | None:
     if resource not in state.cluster_full:
         state.cluster_full[resource] = state.partition.root.max_violation(resource)
     return state.cluster_full[resource]
+
+
+def _held_node(state: CoreState, ask: Ask, may_place: bool) -> tuple[str | None, str | None]:
+    """The node preemption holds room on for the ask, once its victims are gone; while they
+    are not, None and the reason the ask waits."""
+    hold = state.holds[ask.key]
+    running = sum(1 for key in hold.victims if key in state.allocations)
+    if running:
+        return None, f"waiting for {running} preempted pod(s) on node {hold.node_id} to end"
+    release_hold(state, ask.key)
+    state.bump()  # the held room is free for everyone again unless the ask takes it now
+    node = state.partition.nodes.get(hold.node_id)
+    if (
+        may_place
+        and node is not None
+        and node.usable
+        and static_mismatch(node, ask.constraints) is None
+        and ask.resource.fits_in(node.available())
+    ):
+        return node.node_id, None
+    return None, None
 
 
 def _commit(
@@ -203,6 +250,10 @@ def _commit(
     state.reasons.pop(ask.key, None)
     state.rules.pop(ask.key, None)
     state.preempting.pop(ask.key, None)
+    state.pending_since.pop(ask.key, None)
+    state.preempt_tried.pop(ask.key, None)
+    if ask.key in state.holds:
+        release_hold(state, ask.key)
     state.metrics.allocations += 1
     state.emit(
         SchedulingEvent(
@@ -240,9 +291,10 @@ def _advance_state(state: CoreState, app: Application, first: bool, now: float) 
 
 
 def _preemption_may_help(state: CoreState, ask: Ask) -> bool:
-    """Whether evicting pods could make room for this ask: it already waits for victims, or its
-    quota has preemptible running pods of a lower priority (in-quota preemption)."""
-    if ask.key in state.preempting:
+    """Whether evicting pods could make room for this ask: it already waits for victims (of
+    either preemption), or its quota has preemptible running pods of a lower priority (in-quota
+    preemption). Cross-queue preemption chooses its preemptors in its own pass."""
+    if ask.key in state.preempting or ask.key in state.holds:
         return True
     quota = state.ask_quota.get(ask.key, DEFAULT_QUOTA)
     if quota in (DEFAULT_QUOTA, SYSTEM_QUOTA):

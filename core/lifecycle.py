@@ -21,6 +21,7 @@ from core.objects.ask import Allocation, Ask
 from core.objects.node import Node
 from core.objects.queue import Queue
 from core.policies import app_order_depends_on_usage
+from core.preemption.holds import release_hold
 from core.resources import Resource
 from core.state import CoreState, Unplaced
 
@@ -56,6 +57,7 @@ def queue_ask(state: CoreState, ask: Ask, now: float) -> None:
     queue.order = None
     state.ask_app[ask.key] = app
     state.ask_quota[ask.key] = quota
+    state.pending_since.setdefault(ask.key, now)
     state.quotas.add_request(ask.key, quota, ask.resource, ask.preemptible)
     if quota != DEFAULT_QUOTA:
         state.bump()  # a larger request can raise the quota's runtime for its parked pods
@@ -111,6 +113,9 @@ def remove_ask(state: CoreState, key: str, now: float) -> None:
     state.preempting.pop(key, None)
     state.fit_failures.pop(key, None)
     state.rule_waiting.pop(key, None)
+    state.pending_since.pop(key, None)
+    state.preempt_tried.pop(key, None)
+    release_hold(state, key)
     if state.unplaced.pop(key, None) is not None:
         return
     app = state.ask_app.pop(key, None)

@@ -71,7 +71,8 @@ class SchedulerMetrics:
     releases: int = 0  # Herder allocations that ended
     evictions: int = 0  # evictions asked by the recycler or preemption
     evictions_refused: int = 0
-    preemptions: int = 0
+    preemptions: int = 0  # in-quota (elastic quota) victims
+    queue_preemptions: int = 0  # cross-queue victims (a queue under its guarantee took them back)
     config_updates: int = 0
     config_refused: int = 0
     quota_refused: int = 0

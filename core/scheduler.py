@@ -14,6 +14,7 @@ deterministic.
     sched.add_allocation(a)   sched.release_allocation(key)   sched.eviction_failed(key, why)
     sched.update_quota(spec)  sched.remove_quota(name)
     sched.schedule(now) -> allocations made      sched.recycle(now) -> evictions asked
+    sched.preemption_due() -> when a pending pod's preemption delay next runs out
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ from core.metrics import SchedulerMetrics
 from core.objects.ask import Allocation, Ask
 from core.objects.node import Node
 from core.objects.node_info import NodeInfo
+from core.preemption.holds import drop_holds_on
+from core.preemption.preemptor import preempt
 from core.resources import Resource
 from core.state import CoreState
 from core.ugm.documents import UsageSample
@@ -182,6 +185,7 @@ class Scheduler:
             if node is None:
                 return
             when = self._now(now)
+            drop_holds_on(state, node_id=node_id)
             for key in list(node.allocations) + list(node.foreign):
                 lifecycle.release(state, key, when)
             del state.partition.nodes[node_id]
@@ -240,6 +244,7 @@ class Scheduler:
             for ask_key, victims in list(state.preempting.items()):
                 if key in victims:
                     del state.preempting[ask_key]
+            drop_holds_on(state, victim=key)
             allocation = state.allocations.get(key)
             name = allocation.display_name if allocation else key
             state.emit(SchedulingEvent(when, REQUEST, key, "EvictionRefused", reason, name=name))
@@ -335,8 +340,17 @@ class Scheduler:
             if allocation is None:
                 break
             placed += 1
+        with self._locked() as state:
+            if preempt(state, when):
+                self._work.set()  # the preemptors take the held room once their victims are gone
         self._state.metrics.cycle_latency.observe(time.perf_counter() - start)
         return placed
+
+    def preemption_due(self) -> float | None:
+        """When the next pending pod's `preemption.delay` runs out (None: none is waiting for
+        one); the simulator wakes the core then, the operator's cycle runs often anyway."""
+        with self._lock:
+            return self._state.preempt_due
 
     def recycle(self, now: float | None = None) -> int:
         """One recycler tick: evict pods of quotas that stayed above their runtime too long."""

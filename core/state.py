@@ -58,6 +58,16 @@ _STATE_DETAILS = {
 
 
 @dataclass(frozen=True, slots=True)
+class Hold:
+    """Room on `node_id` kept for a preemptor until its victims are gone and it is bound."""
+
+    node_id: str
+    victims: frozenset[str]
+    resource: Resource
+    queue_path: str
+
+
+@dataclass(frozen=True, slots=True)
 class Unplaced:
     """A pod Herder cannot queue yet (no queue for it, or input it could not read)."""
 
@@ -96,6 +106,13 @@ class CoreState:
         # per quota: the lowest priority of its preemptible running pods, and when it was read
         self.preempt_floor: dict[str, tuple[tuple[int, int], int | None]] = {}
         self.evicting: set[str] = set()
+        # cross-queue preemption (core/preemption): room held per preemptor, when each pending
+        # pod was queued, the change stamp a preemptor's search last failed at, the next time a
+        # preemption delay runs out
+        self.holds: dict[str, Hold] = {}
+        self.pending_since: dict[str, float] = {}
+        self.preempt_tried: dict[str, tuple[int, int]] = {}
+        self.preempt_due: float | None = None
         self.finished_apps: deque[Application] = deque(maxlen=HISTORY)
         self.rejected_apps: deque[tuple[str, str, str, float]] = deque(maxlen=HISTORY)
         self.outbox: list[Callable[[], None]] = []

@@ -20,6 +20,8 @@ DEFAULT_PARTITION = "default"
 # Queue properties the scheduler reads (others are kept and shown, not interpreted).
 APPLICATION_SORT_POLICY = "application.sort.policy"  # fifo (default) | fair; stateaware -> fifo
 APPLICATION_SORT_PRIORITY = "application.sort.priority"  # enabled (default) | disabled
+PREEMPTION_POLICY = "preemption.policy"  # default | fence | disabled
+PREEMPTION_DELAY = "preemption.delay"  # duration an ask waits before it may preempt (default 30s)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,12 +8,15 @@ from collections.abc import Mapping
 from core.config.schema import (
     APPLICATION_SORT_POLICY,
     APPLICATION_SORT_PRIORITY,
+    PREEMPTION_DELAY,
+    PREEMPTION_POLICY,
     Limit,
     PartitionConfig,
     PlacementRuleConfig,
     QueueConfig,
     SchedulerConfig,
 )
+from core.config.settings import parse_duration
 from core.resources import Resource
 
 QUEUE_NAME = re.compile(r"^[a-zA-Z0-9_:#/@-]{1,64}$")
@@ -23,6 +26,7 @@ RULE_NAME = re.compile(r"^[_a-zA-Z][a-zA-Z0-9_]*$")
 RULES = frozenset({"provided", "user", "fixed", "tag"})
 SORT_POLICIES = frozenset({"fifo", "fair", "stateaware"})
 SORT_PRIORITIES = frozenset({"enabled", "disabled"})
+PREEMPTION_POLICIES = frozenset({"default", "fence", "disabled"})
 WILDCARD = "*"
 
 
@@ -115,6 +119,20 @@ def _properties(props: Mapping[str, str], path: str, problems: list[str]) -> Non
         problems.append(
             f"{path}.{APPLICATION_SORT_PRIORITY}: unknown value {priority!r} (enabled or disabled)"
         )
+    preemption = props.get(PREEMPTION_POLICY)
+    if preemption is not None and preemption.lower() not in PREEMPTION_POLICIES:
+        problems.append(
+            f"{path}.{PREEMPTION_POLICY}: unknown policy {preemption!r} (default, fence or disabled)"
+        )
+    delay = props.get(PREEMPTION_DELAY)
+    if delay is not None:
+        try:
+            seconds = parse_duration(delay)
+        except ValueError as err:
+            problems.append(f"{path}.{PREEMPTION_DELAY}: {err}")
+        else:
+            if seconds <= 0:
+                problems.append(f"{path}.{PREEMPTION_DELAY}: must be above zero, got {delay!r}")
 
 
 def _limits(queue: QueueConfig, path: str, ancestors: list[QueueConfig], problems: list[str]) -> None:

@@ -406,8 +406,10 @@ class ElasticQuotaManager:
                     victims.append(Victim(pod.key, name, f"quota {name} above its runtime: {summary}"))
             return victims
 
-    def _recently_refused(self, key: str, now: float) -> bool:
-        return key in self._refused and now - self._refused[key] < REFUSAL_COOLDOWN
+    def recently_refused(self, key: str, now: float) -> bool:
+        """Whether a PodDisruptionBudget refused the pod's eviction lately (every evictor passes it over)."""
+        with self._lock:
+            return key in self._refused and now - self._refused[key] < REFUSAL_COOLDOWN
 
     def eviction_refused(self, key: str, now: float) -> None:
         with self._lock:

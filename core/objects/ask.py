@@ -53,6 +53,7 @@ class Ask:
     pod: PodRules = NO_RULES  # labels and rules between pods (affinity, spread, host ports)
     quota: str | None = None
     preemptible: bool = True
+    allow_preemption: bool = True  # False: the pod asked not to be preempted across queues (chosen last)
     created: float = 0.0
     problems: tuple[str, ...] = ()  # input the shim could not read (kept pending with this reason)
 

@@ -14,7 +14,7 @@ from core.resources import Resource
 
 
 class Node:
-    __slots__ = ("allocated", "allocations", "foreign", "info", "occupied")
+    __slots__ = ("allocated", "allocations", "foreign", "held", "info", "occupied")
 
     def __init__(self, info: NodeInfo) -> None:
         self.info = info
@@ -22,6 +22,7 @@ class Node:
         self.occupied: dict[str, int] = {}
         self.allocations: dict[str, Allocation] = {}
         self.foreign: dict[str, Allocation] = {}
+        self.held: dict[str, Resource] = {}  # preemptor's key -> the room kept for it
 
     @property
     def node_id(self) -> str:
@@ -53,6 +54,18 @@ class Node:
         for key, val in allocation.resource.items():
             target[key] = target.get(key, 0) + val
 
+    def hold(self, key: str, resource: Resource) -> None:
+        self.unhold(key)
+        self.held[key] = resource
+        _count(self.occupied, resource, 1)
+
+    def unhold(self, key: str) -> bool:
+        resource = self.held.pop(key, None)
+        if resource is None:
+            return False
+        _count(self.occupied, resource, -1)
+        return True
+
     def remove(self, key: str) -> Allocation | None:
         allocation = self.allocations.pop(key, None)
         target = self.allocated
@@ -61,10 +74,14 @@ class Node:
             target = self.occupied
         if allocation is None:
             return None
-        for res, val in allocation.resource.items():
-            left = target.get(res, 0) - val
-            if left:
-                target[res] = left
-            else:
-                target.pop(res, None)
+        _count(target, allocation.resource, -1)
         return allocation
+
+
+def _count(target: dict[str, int], resource: Resource, sign: int) -> None:
+    for res, val in resource.items():
+        left = target.get(res, 0) + sign * val
+        if left:
+            target[res] = left
+        else:
+            target.pop(res, None)

@@ -198,3 +198,14 @@ def test_child_unlimited_apps_under_limited_ancestor_is_refused() -> None:
 
 def test_fitting_hierarchy_is_accepted() -> None:
     load_config(_nested({"users": ["sue"], "maxapplications": 2}, {"users": ["sue"], "maxapplications": 1}))
+
+
+def test_preemption_policy_and_delay_are_checked_with_their_path() -> None:
+    q = {"name": "a", "properties": {"preemption.policy": "sometimes", "preemption.delay": "soon"}}
+    b = {"name": "b", "properties": {"preemption.delay": "0s"}}
+    problems = _problems(_config(_root(q, b)))
+    assert any("root.a.properties.preemption.policy: unknown policy 'sometimes'" in p for p in problems)
+    assert any("root.a.properties.preemption.delay: not a duration: 'soon'" in p for p in problems)
+    assert any("root.b.properties.preemption.delay: must be above zero" in p for p in problems)
+    good = {"name": "c", "properties": {"preemption.policy": "Fence", "preemption.delay": "1m30s"}}
+    assert load_config(_config(_root(good))).partition().root.queues[0].properties["preemption.delay"] == "1m30s"

@@ -149,6 +149,7 @@ class World:
         unsupported_preferred: Iterable[str] = (),
         quota: str | None = None,
         preemptible: bool = True,
+        allow_preemption: bool = True,
         tags: Mapping[str, str] | None = None,
         **other: int,
     ) -> Ask:
@@ -179,6 +180,7 @@ class World:
             constraints=constraints if constraints != NO_CONSTRAINTS else NO_CONSTRAINTS,
             quota=quota,
             preemptible=preemptible,
+            allow_preemption=allow_preemption,
             created=self.now if created is None else created,
         )
 

@@ -1,0 +1,146 @@
+"""The preemption pass: once per scheduling cycle, asks in queues under their guarantee that
+have waited `preemption.delay` look for victims in queues over theirs.
+
+It costs nothing when nothing can trigger: with preemption disabled for the partition, no
+pending pod, or no pending pod on a path with a guarantee, the pass returns after walking the
+pending part of the queue tree. A preemptor whose search failed is not searched again until
+pods or nodes changed (the change counter and the allocation count say so).
+
+The room the victims free is held on their node for the preemptor (`Node.hold`) until it is
+bound, so no other pod takes it; the hold goes when the preemptor is placed or deleted, when
+an eviction is refused, or when its node goes. Evictions go out through the same path as the
+elastic-quota recycler's (`cycle.request_eviction`), with the preemptor and the rule named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from core.cycle import admissible, request_eviction
+from core.events import REQUEST, SchedulingEvent
+from core.objects.application import Application
+from core.objects.ask import Ask
+from core.objects.node_index import static_mismatch
+from core.objects.queue import Queue
+from core.preemption import queues
+from core.preemption.holds import add_held, held_by_queue
+from core.preemption.victims import Candidate, NodePlan, best_plan, plan_node
+from core.state import CoreState, Hold
+
+PREEMPTED = "Preempted"
+
+
+def preempt(state: CoreState, now: float) -> int:
+    """Start preemption for every ask that may trigger it now; the number of victims asked."""
+    state.preempt_due = None
+    partition = state.partition
+    if not partition.config.preemption_enabled or not partition.root.pending:
+        return 0
+    held = held_by_queue(state)
+    asked = 0
+    for leaf in _pending_leaves(partition.root):
+        if not queues.is_guarded(leaf):
+            continue
+        wait = queues.delay(leaf)
+        for app, ask in _asks(leaf):
+            if ask.key in state.holds or not queues.under_guarantee(leaf, ask.resource, held):
+                continue
+            due = state.pending_since.get(ask.key, now) + wait
+            if due > now:
+                state.preempt_due = due if state.preempt_due is None else min(state.preempt_due, due)
+                continue
+            stamp = (state.version, len(state.allocations))
+            if state.preempt_tried.get(ask.key) == stamp:
+                continue
+            state.preempt_tried[ask.key] = stamp
+            if not admissible(state, leaf, app, ask):
+                continue
+            plan = _search(state, leaf, app, ask, now)
+            if plan is None:
+                continue
+            asked += _start(state, leaf, ask, plan, now)
+            add_held(held, leaf, ask.resource)
+    return asked
+
+
+def _pending_leaves(queue: Queue) -> Iterator[Queue]:
+    if queue.is_leaf:
+        if queue.pending_apps:
+            yield queue
+        return
+    for child in queue.children.values():
+        if child.pending:
+            yield from _pending_leaves(child)
+
+
+def _asks(leaf: Queue) -> Iterator[tuple[Application, Ask]]:
+    for app in list(leaf.pending_apps.values()):
+        for ask in list(app.asks.values()):
+            yield app, ask
+
+
+def _search(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: float) -> NodePlan | None:
+    partition = state.partition
+    fence = queues.fence(leaf)
+    leaves: dict[str, Queue | None] = {}
+
+    def victim_queue(path: str) -> Queue | None:
+        if path not in leaves:
+            queue = partition.find_queue(path)
+            eligible = (
+                queue is not None
+                and queue is not leaf
+                and queues.may_lose_pods(queue)
+                and (fence is None or queues.within(queue, fence))
+            )
+            leaves[path] = queue if eligible else None
+        return leaves[path]
+
+    plans: list[NodePlan | None] = []
+    for node in partition.nodes.values():
+        if not node.usable or static_mismatch(node, ask.constraints) is not None:
+            continue
+        candidates = []
+        free = node.available()
+        for alloc in node.allocations.values():
+            if alloc.key in state.evicting:
+                free = free + alloc.resource  # on its way out: its room is as good as free
+                continue
+            if (
+                alloc.priority > ask.priority
+                or alloc.application_id == app.app_id
+                or state.quotas.recently_refused(alloc.key, now)
+            ):
+                continue
+            queue = victim_queue(alloc.queue_path)
+            if queue is not None:
+                candidates.append(Candidate(alloc, queue))
+        if candidates:
+            plans.append(plan_node(node.node_id, free, ask.resource, candidates, queues.Surplus(leaf)))
+    return best_plan(plans)
+
+
+def _start(state: CoreState, leaf: Queue, ask: Ask, plan: NodePlan, now: float) -> int:
+    node = state.partition.nodes[plan.node_id]
+    victims = frozenset(v.allocation.key for v in plan.victims)
+    state.holds[ask.key] = Hold(plan.node_id, victims, ask.resource, leaf.path)
+    node.hold(ask.key, ask.resource)
+    state.partition.node_index.refresh(node)
+    waiting = f"waiting for {len(victims)} preempted pod(s) on node {plan.node_id} to end"
+    state.reasons[ask.key] = waiting
+    names = ", ".join(sorted(v.allocation.display_name for v in plan.victims))
+    state.emit(
+        SchedulingEvent(
+            now, REQUEST, ask.key, "Preempting", f"{waiting}: {names}", ask.application_id, ask.display_name
+        )
+    )
+    for victim in plan.victims:
+        alloc = victim.allocation
+        rule = "asked not to be preempted, no other pod would do" if victim.opted_out else "over its guarantee"
+        reason = (
+            f"preempted by {ask.display_name} (priority {ask.priority}) of queue {leaf.path}, under its"
+            f" guarantee, on node {plan.node_id}; queue {alloc.queue_path} {rule}"
+        )
+        request_eviction(state, alloc, reason, PREEMPTED, now)
+        state.metrics.queue_preemptions += 1
+    return len(plan.victims)

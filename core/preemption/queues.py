@@ -1,0 +1,136 @@
+"""The laws of preemption that speak about queues (YuniKorn's preemption design).
+
+- Only an ask in a queue under its guarantee may trigger preemption: on every queue of its
+  path that guarantees a resource the ask needs, `allocated + held + ask <= guaranteed`, and
+  at least one such guarantee exists (a path without any guarantee never triggers).
+- Only queues over their guarantee lose pods, and never so far that they fall below it: on
+  the victim's path below the queue it shares with the preemptor, every guaranteed resource
+  the victims use stays at or above the guarantee after they go. Above the shared queue the
+  usage does not change (the preemptor takes what the victims free).
+- `preemption.policy: fence` on a queue keeps asks in or below it from reaching pods outside
+  it (one-way: asks from outside may still preempt inside); `disabled` makes the pods in or
+  below the queue no victims at all.
+- `preemption.delay` (inherited, default 30 s): how long an ask waits before it may preempt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from core.config.schema import PREEMPTION_DELAY, PREEMPTION_POLICY
+from core.config.settings import parse_duration
+from core.objects.queue import Queue
+
+DEFAULT_DELAY = 30.0
+DEFAULT = "default"
+FENCE = "fence"
+DISABLED = "disabled"
+
+Held = Mapping[str, Mapping[str, int]]  # queue path -> resources held for its preemptors
+
+
+def policy(queue: Queue) -> str:
+    """The queue's own `preemption.policy` (fences and opt-outs are set where they apply)."""
+    return queue.properties.get(PREEMPTION_POLICY, DEFAULT).lower()
+
+
+def delay(queue: Queue) -> float:
+    raw = queue.inherited_property(PREEMPTION_DELAY)
+    if raw is None:
+        return DEFAULT_DELAY
+    try:
+        return parse_duration(raw)
+    except ValueError:  # validation refuses such a config; a dynamic queue's template may slip by
+        return DEFAULT_DELAY
+
+
+def fence(leaf: Queue) -> Queue | None:
+    """The nearest fenced queue at or above `leaf` (its asks preempt only inside it), or None."""
+    for queue in leaf.ancestry():
+        if policy(queue) == FENCE:
+            return queue
+    return None
+
+
+def may_lose_pods(leaf: Queue) -> bool:
+    """False when `preemption.policy: disabled` is set on the leaf or any queue above it."""
+    return all(policy(queue) != DISABLED for queue in leaf.ancestry())
+
+
+def is_guarded(leaf: Queue) -> bool:
+    """Whether any queue on the path has a guarantee (without one, nothing triggers)."""
+    return any(queue.guaranteed for queue in leaf.ancestry())
+
+
+def under_guarantee(leaf: Queue, request: Mapping[str, int], held: Held) -> bool:
+    """Whether `request` still fits every guarantee on the leaf's path (law: only a queue under
+    its guarantee triggers), counting the room already held for the path's preemptors."""
+    guarded = False
+    for queue in leaf.ancestry():
+        guaranteed = queue.guaranteed
+        if not guaranteed:
+            continue
+        extra = held.get(queue.path, {})
+        for key, amount in request.items():
+            cap = guaranteed.get(key)
+            if amount <= 0 or cap is None:
+                continue
+            guarded = True
+            if queue.allocated.get(key, 0) + extra.get(key, 0) + amount > cap:
+                return False
+    return guarded
+
+
+def shared_queue(a: Queue, b: Queue) -> Queue:
+    """The lowest queue both `a` and `b` are in."""
+    above = {id(queue) for queue in a.ancestry()}
+    for queue in b.ancestry():
+        if id(queue) in above:
+            return queue
+    raise ValueError(f"queues {a.path} and {b.path} are in different trees")
+
+
+def within(queue: Queue, top: Queue) -> bool:
+    return any(q is top for q in queue.ancestry())
+
+
+class Surplus:
+    """How much each queue on victims' paths may still lose before it falls below its guarantee."""
+
+    def __init__(self, preemptor: Queue) -> None:
+        self._preemptor = preemptor
+        self._paths: dict[int, list[Queue]] = {}
+        self._taken: dict[str, dict[str, int]] = {}
+
+    def _path(self, leaf: Queue) -> list[Queue]:
+        path = self._paths.get(id(leaf))
+        if path is None:
+            top = shared_queue(leaf, self._preemptor)
+            path = []
+            for queue in leaf.ancestry():
+                if queue is top:
+                    break
+                path.append(queue)
+            self._paths[id(leaf)] = path
+        return path
+
+    def allows(self, leaf: Queue, resource: Mapping[str, int]) -> bool:
+        """Whether `leaf` (and its parents below the shared queue) may also lose `resource`."""
+        for queue in self._path(leaf):
+            guaranteed = queue.guaranteed
+            if not guaranteed:
+                continue
+            taken = self._taken.get(queue.path, {})
+            for key, amount in resource.items():
+                cap = guaranteed.get(key)
+                if amount <= 0 or cap is None:
+                    continue
+                if queue.allocated.get(key, 0) - taken.get(key, 0) - amount < cap:
+                    return False
+        return True
+
+    def take(self, leaf: Queue, resource: Mapping[str, int], sign: int = 1) -> None:
+        for queue in self._path(leaf):
+            taken = self._taken.setdefault(queue.path, {})
+            for key, amount in resource.items():
+                taken[key] = taken.get(key, 0) + sign * amount

@@ -1,0 +1,89 @@
+"""Choosing the victims on one node: the fewest pods, in YuniKorn's order, that make room.
+
+Victims are taken in this order: pods that allow preemption before those that ask not to be
+preempted (`yunikorn.apache.org/allow-preemption: "false"`: chosen last, never out of reach),
+lower priority first, newest first. Each victim must keep every queue it leaves at or above
+its guarantee (see `queues.Surplus`). Once the room is enough, victims the cut does not need
+are given back, most important first, so the set is minimal; among nodes the one needing the
+fewest victims wins (then the fewest opted-out ones, the lowest top priority, the node name).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from core.objects.ask import Allocation
+from core.objects.queue import Queue
+from core.preemption.queues import Surplus
+from core.resources import Resource
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    allocation: Allocation
+    queue: Queue
+
+    @property
+    def opted_out(self) -> bool:
+        ask = self.allocation.ask
+        return ask is not None and not ask.allow_preemption
+
+
+@dataclass(frozen=True, slots=True)
+class NodePlan:
+    node_id: str
+    victims: tuple[Candidate, ...]
+
+    def rank(self) -> tuple[int, int, int, str]:
+        return (
+            len(self.victims),
+            sum(1 for v in self.victims if v.opted_out),
+            max(v.allocation.priority for v in self.victims),
+            self.node_id,
+        )
+
+
+def victim_order(candidate: Candidate) -> tuple[bool, int, float, str]:
+    alloc = candidate.allocation
+    return (candidate.opted_out, alloc.priority, -alloc.allocation_time, alloc.key)
+
+
+def plan_node(
+    node_id: str,
+    free: Resource,
+    request: Resource,
+    candidates: Iterable[Candidate],
+    surplus: Surplus,
+) -> NodePlan | None:
+    """The fewest `candidates` whose going makes `request` fit in `free`, or None (`surplus`
+    is fresh for this node: what each queue may still lose)."""
+    chosen: list[Candidate] = []
+    room = free
+    for candidate in sorted(candidates, key=victim_order):
+        if request.fits_in(room):
+            break
+        resource = candidate.allocation.resource
+        if not surplus.allows(candidate.queue, resource):
+            continue
+        surplus.take(candidate.queue, resource)
+        chosen.append(candidate)
+        room = room + resource
+    if not chosen or not request.fits_in(room):
+        return None
+    for candidate in reversed(list(chosen)):
+        resource = candidate.allocation.resource
+        smaller = room - resource
+        if request.fits_in(smaller):
+            chosen.remove(candidate)
+            room = smaller
+            surplus.take(candidate.queue, resource, -1)
+    return NodePlan(node_id, tuple(chosen))
+
+
+def best_plan(plans: Iterable[NodePlan | None]) -> NodePlan | None:
+    best: NodePlan | None = None
+    for plan in plans:
+        if plan is not None and (best is None or plan.rank() < best.rank()):
+            best = plan
+    return best

@@ -1,0 +1,252 @@
+"""Cross-queue preemption obeys YuniKorn's laws: each test is one law a user relies on."""
+
+from __future__ import annotations
+
+from tests.core.scheduling.world import World
+
+TREE = """
+partitions:
+  - name: default
+    placementrules: [{name: provided}]
+    queues:
+      - name: root
+        submitacl: "*"
+        properties: {preemption.delay: 10s}
+        queues:
+          - name: prod
+            resources: {guaranteed: {vcore: 4}}
+          - name: batch
+          - name: steady
+            resources: {guaranteed: {vcore: 2}}
+"""
+
+
+def full(world: World, count: int = 4, queue: str = "root.batch", prefix: str = "b", **kw: object) -> list[str]:
+    """Fill the node with `count` one-core pods of `queue`, one a second (so newest is last)."""
+    names = []
+    for i in range(count):
+        name = f"{prefix}{i}"
+        world.pod(name, queue=queue, app=f"{prefix}-app", **kw)  # type: ignore[arg-type]
+        world.schedule(advance=1)
+        names.append(name)
+    return names
+
+
+def cluster(config: str = TREE, cpu: int = 4) -> World:
+    world = World(config)
+    world.node("n1", cpu=cpu, memory="64Gi")
+    return world
+
+
+def test_an_ask_under_its_guarantee_preempts_after_the_delay_and_gets_the_room() -> None:
+    world = cluster()
+    full(world)
+    world.pod("p0", queue="root.prod", app="prod-app")
+    world.schedule(advance=5)
+    assert world.out.evictions == []
+    assert world.sched.preemption_due() == 14  # queued at 4, preemption.delay 10s
+    world.schedule(advance=5)
+    assert world.out.evicted() == ["b3"]  # the newest pod of the queue over its guarantee
+    _, reason = world.out.evictions[0]
+    assert "preempted by default/p0" in reason and "root.prod" in reason and "root.batch" in reason
+    assert "waiting for 1 preempted pod(s) on node n1" in (world.reason("p0") or "")
+    world.finish("b3")
+    assert world.schedule() == {"p0": "n1"}
+
+
+def test_the_held_room_goes_to_the_preemptor_not_to_another_queue() -> None:
+    world = cluster()
+    full(world)
+    world.pod("p0", queue="root.prod", app="prod-app")
+    world.schedule(advance=10)
+    assert world.out.evicted() == ["b3"]
+    world.pod("late", queue="root.batch", app="late-app", priority=1000)
+    world.finish("b3")
+    bound = world.schedule()
+    assert bound == {"p0": "n1"}
+    assert world.node_of("late") is None
+
+
+def test_no_preemption_before_the_delay_nor_for_queues_without_a_guarantee() -> None:
+    world = cluster()
+    full(world, queue="root.prod", prefix="p")
+    world.pod("b0", queue="root.batch", app="batch-app")
+    world.schedule(advance=100)
+    assert world.out.evictions == []  # batch has no guarantee: it never triggers
+    assert world.sched.preemption_due() is None
+
+
+def test_an_ask_beyond_its_guarantee_does_not_trigger() -> None:
+    world = cluster(cpu=8)
+    full(world, count=8)
+    for i in range(5):
+        world.pod(f"p{i}", queue="root.prod", app="prod-app")
+    world.schedule(advance=10)
+    assert len(world.out.evictions) == 4  # 4 cores guaranteed: the fifth ask waits
+    assert world.reason("p4") is not None and "preempted" not in (world.reason("p4") or "")
+
+
+def test_a_victim_queue_never_falls_below_its_guarantee() -> None:
+    world = cluster()
+    full(world, count=3, queue="root.steady", prefix="s")  # guaranteed 2, uses 3
+    full(world, count=1, queue="root.batch", prefix="b")
+    world.pod("p0", queue="root.prod", app="prod-app", cpu=2)
+    world.schedule(advance=10)
+    # One core from batch and one from steady (its only core above its guarantee), never two from steady.
+    assert sorted(world.out.evicted()) == ["b0", "s2"]
+
+
+def test_only_queues_over_their_guarantee_lose_pods() -> None:
+    world = cluster()
+    full(world, count=2, queue="root.steady", prefix="s")  # exactly at its guarantee
+    full(world, count=2, queue="root.batch", prefix="b")
+    world.pod("p0", queue="root.prod", app="prod-app", cpu=3)
+    world.schedule(advance=10)
+    assert world.out.evictions == []  # batch's two cores are not enough and steady is untouchable
+
+
+def test_only_equal_or_lower_priority_pods_are_victims() -> None:
+    world = cluster()
+    full(world, count=2, prefix="hi", priority=100)
+    full(world, count=2, prefix="eq", priority=10)
+    world.pod("p0", queue="root.prod", app="prod-app", priority=10, cpu=2)
+    world.schedule(advance=10)
+    assert sorted(world.out.evicted()) == ["eq0", "eq1"]
+    world.finish("eq0", "eq1")
+    world.pod("p1", queue="root.prod", app="prod-app", priority=10)
+    world.schedule(advance=20)
+    assert world.node_of("p0") == "n1"
+    assert "hi0" not in world.out.evicted() and "hi1" not in world.out.evicted()
+
+
+def test_lowest_priority_then_newest_first() -> None:
+    world = cluster()
+    full(world, count=2, prefix="low", priority=0)
+    full(world, count=2, prefix="mid", priority=5)
+    world.pod("p0", queue="root.prod", app="prod-app", priority=10)
+    world.schedule(advance=10)
+    assert world.out.evicted() == ["low1"]
+
+
+def test_pods_that_ask_not_to_be_preempted_go_last_but_do_go() -> None:
+    world = cluster()
+    full(world, count=2, prefix="keep", allow_preemption=False)
+    full(world, count=2, prefix="free", priority=5)
+    world.pod("p0", queue="root.prod", app="prod-app", priority=10, cpu=3)
+    world.schedule(advance=10)
+    evicted = world.out.evicted()
+    assert sorted(evicted) == ["free0", "free1", "keep1"]  # the opted-out one only when needed
+
+
+def test_the_fewest_victims_on_one_node() -> None:
+    world = World(TREE)
+    world.node("small", cpu=2, memory="64Gi")
+    world.node("big", cpu=2, memory="64Gi")
+    for i in range(2):
+        world.pod(f"s{i}", queue="root.batch", app="small-app", cpu=1, selector=None)
+    world.schedule(advance=1)
+    world.pod("b0", queue="root.batch", app="big-app", cpu=2)
+    world.schedule(advance=1)
+    placed = {name: world.node_of(name) for name in ("s0", "s1", "b0")}
+    big_node = placed["b0"]
+    world.pod("p0", queue="root.prod", app="prod-app", cpu=2)
+    world.schedule(advance=10)
+    assert world.out.evicted() == ["b0"]
+    world.finish("b0")
+    assert world.schedule() == {"p0": big_node}
+
+
+FENCED = """
+partitions:
+  - name: default
+    placementrules: [{name: provided}]
+    queues:
+      - name: root
+        submitacl: "*"
+        properties: {preemption.delay: 10s}
+        queues:
+          - name: tenant
+            properties: {preemption.policy: fence}
+            resources: {guaranteed: {vcore: 4}}
+            queues:
+              - name: a
+                resources: {guaranteed: {vcore: 2}}
+              - name: b
+          - name: batch
+          - name: prod
+            resources: {guaranteed: {vcore: 4}}
+"""
+
+
+def test_a_fence_keeps_the_search_inside() -> None:
+    world = cluster(FENCED)
+    full(world, count=3, queue="root.tenant.b", prefix="t")
+    full(world, count=1, queue="root.batch", prefix="b")  # the newest pod, but outside the fence
+    world.pod("a0", queue="root.tenant.a", app="a-app")
+    world.schedule(advance=10)
+    assert world.out.evicted() == ["t2"]
+
+
+def test_a_fenced_ask_never_reaches_outside() -> None:
+    world = cluster(FENCED)
+    full(world, count=4)  # root.batch, outside the fence
+    world.pod("a0", queue="root.tenant.a", app="a-app")
+    world.schedule(advance=30)
+    assert world.out.evictions == []
+
+
+def test_a_fence_is_one_way_asks_from_outside_may_preempt_inside() -> None:
+    world = cluster(FENCED, cpu=6)
+    full(world, count=6, queue="root.tenant.b", prefix="t")  # tenant over its guarantee of 4
+    world.pod("p0", queue="root.prod", app="prod-app")
+    world.schedule(advance=10)
+    assert world.out.evicted() == ["t5"]
+
+
+def test_a_disabled_queue_never_loses_pods() -> None:
+    config = TREE.replace(
+        "          - name: batch\n", "          - name: batch\n            properties: {preemption.policy: disabled}\n"
+    )
+    world = cluster(config)
+    full(world)
+    world.pod("p0", queue="root.prod", app="prod-app")
+    world.schedule(advance=30)
+    assert world.out.evictions == []
+
+
+def test_the_partition_switch_turns_preemption_off() -> None:
+    config = TREE.replace(
+        "placementrules: [{name: provided}]", "placementrules: [{name: provided}]\n    preemption: {enabled: false}"
+    )
+    world = cluster(config)
+    full(world)
+    world.pod("p0", queue="root.prod", app="prod-app")
+    world.schedule(advance=30)
+    assert world.out.evictions == []
+
+
+def test_a_refused_eviction_lets_the_room_go_and_the_search_try_again() -> None:
+    world = cluster()
+    full(world)
+    world.pod("p0", queue="root.prod", app="prod-app")
+    world.schedule(advance=10)
+    assert world.out.evicted() == ["b3"]
+    world.sched.eviction_failed("b3", "PodDisruptionBudget says no")
+    world.schedule()
+    assert world.out.evicted() == ["b3", "b2"]  # the next victim; b3 stays
+
+
+def test_preemption_stops_once_the_guarantee_is_met() -> None:
+    world = cluster()
+    full(world)
+    for i in range(2):
+        world.pod(f"p{i}", queue="root.prod", app="prod-app")
+    world.schedule(advance=10)
+    world.finish(*world.out.evicted())
+    world.schedule()
+    for i in range(4):
+        world.pod(f"again{i}", queue="root.batch", app="b-app")
+    for _ in range(5):
+        world.schedule(advance=60)
+    assert sorted(world.out.evicted()) == ["b2", "b3"]  # batch never takes it back: no loop
+    assert world.allocated("root.prod")["vcore"] == 2000
