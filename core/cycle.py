@@ -372,7 +372,7 @@ def _maybe_preempt(state: CoreState, ask: Ask, quota: str, now: float) -> None:
             continue
         reason = f"preempted by {ask.display_name} (priority {ask.priority}) in quota {quota}"
         request_eviction(state, allocation, reason, "Preempted", now)
-        state.metrics.preemptions += 1
+        state.metrics.preempted(allocation.queue_path, "quota")
 
 
 def request_eviction(state: CoreState, allocation: Allocation, reason: str, why: str, now: float) -> None:

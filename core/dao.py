@@ -21,6 +21,7 @@ from core.objects.application import Application
 from core.objects.ask import Allocation
 from core.objects.node import Node
 from core.objects.queue import Queue
+from core.preemption import queues as preemption_queues
 from core.state import CoreState
 
 CLUSTER_ID = "herder"  # YuniKorn's rmID / clusterId: the one cluster this scheduler serves
@@ -79,10 +80,30 @@ def queue_document(state: CoreState, queue: Queue) -> dict[str, Any]:
         "runningApps": queue.running_apps,
         "properties": dict(sorted(queue.properties.items())),
         "submitACL": queue.submit_acl or "",
+        **_preemption_fields(state, queue),
         "children": [
             queue_document(state, child) for child in sorted(queue.children.values(), key=lambda q: q.name)
         ],
     }
+
+
+def _preemption_fields(state: CoreState, queue: Queue) -> dict[str, Any]:
+    """YuniKorn's queue fields for preemption (delay as a Go duration string, `30s`, `1m30s`)."""
+    return {
+        "preemptionEnabled": state.partition.config.preemption_enabled and preemption_queues.may_lose_pods(queue),
+        "isPreemptionFence": preemption_queues.policy(queue) == preemption_queues.FENCE,
+        "preemptionDelay": go_duration(preemption_queues.delay(queue)),
+    }
+
+
+def go_duration(seconds: float) -> str:
+    whole = int(seconds)
+    if whole != seconds or whole == 0:
+        return f"{seconds:g}s"
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    text = (f"{hours}h" if hours else "") + (f"{minutes}m" if hours or minutes else "")
+    return f"{text}{secs}s"
 
 
 def allocation_document(allocation: Allocation, partition: str) -> dict[str, Any]:

@@ -71,8 +71,9 @@ class SchedulerMetrics:
     releases: int = 0  # Herder allocations that ended
     evictions: int = 0  # evictions asked by the recycler or preemption
     evictions_refused: int = 0
-    preemptions: int = 0  # in-quota (elastic quota) victims
-    queue_preemptions: int = 0  # cross-queue victims (a queue under its guarantee took them back)
+    # victims of preemption by (the victim's queue, the rule): "quota" for in-quota preemption,
+    # "guarantee" for a queue under its guarantee taking room back
+    preemptions: dict[tuple[str, str], int] = field(default_factory=dict)
     config_updates: int = 0
     config_refused: int = 0
     quota_refused: int = 0
@@ -81,6 +82,10 @@ class SchedulerMetrics:
     cycle_latency: Histogram = field(default_factory=Histogram)  # one schedule() call
     apps_submitted: int = 0
     apps_rejected: int = 0
+
+    def preempted(self, queue: str, rule: str) -> None:
+        key = (queue, rule)
+        self.preemptions[key] = self.preemptions.get(key, 0) + 1
 
     def counters(self) -> dict[str, int]:
         return {

@@ -57,6 +57,7 @@ ANNOTATION_NS_MAX_CPU = YK_PREFIX + "namespace.max.cpu"
 ANNOTATION_NS_MAX_MEMORY = YK_PREFIX + "namespace.max.memory"
 ANNOTATION_NS_GUARANTEED = YK_PREFIX + "namespace.guaranteed"
 ANNOTATION_NS_MAX_APPS = YK_PREFIX + "namespace.maxApps"
+ANNOTATION_ALLOW_PREEMPTION = YK_PREFIX + "allow-preemption"  # "false": preempted across queues last
 
 KOORD_PREFIX = "quota.scheduling.koordinator.sh/"
 LABEL_QUOTA_NAME = KOORD_PREFIX + "name"
@@ -276,9 +277,16 @@ def pod_to_ask(pod: Mapping[str, Any], namespace: Mapping[str, Any] | None, sche
         pod=rules,
         quota=str(quota) if quota else None,
         preemptible=labels.get(LABEL_PREEMPTIBLE) != "false",
+        allow_preemption=allows_preemption(pod),
         created=created,
         problems=tuple(problems),
     )
+
+
+def allows_preemption(pod: Mapping[str, Any]) -> bool:
+    """False when the pod carries `yunikorn.apache.org/allow-preemption: "false"` (YuniKorn's
+    admission controller copies it from the pod's PriorityClass; the pod's own value wins)."""
+    return str(annotations_of(pod).get(ANNOTATION_ALLOW_PREEMPTION, "true")).strip().lower() != "false"
 
 
 def pod_is_finished(pod: Mapping[str, Any]) -> bool:

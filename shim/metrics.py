@@ -129,7 +129,6 @@ _CORE_COUNTERS: dict[str, tuple[str, str, dict[str, str]]] = {
     "releases": ("herder_allocations_released", "Herder pods that ended (finished, deleted or rolled back)", {}),
     "evictions": ("herder_eviction_requests", "Evictions the recycler or preemption asked for", {}),
     "evictions_refused": ("herder_eviction_refusals", "Evictions refused (a PodDisruptionBudget, an API error)", {}),
-    "preemptions": ("herder_preemptions", "In-quota preemptions started for a higher-priority pod", {}),
     "config_updates": ("herder_config_updates", "Configuration updates, by result", {"result": "applied"}),
     "config_refused": ("herder_config_updates", "Configuration updates, by result", {"result": "refused"}),
     "quota_refused": ("herder_quota_updates_refused", "ElasticQuota changes refused as invalid", {}),
@@ -213,6 +212,15 @@ class HerderCollector(Collector):
                 family = families[name] = CounterMetricFamily(name, documentation, labels=list(labels))
             family.add_metric(list(labels.values()), float(value))
         yield from families.values()
+        preemptions = CounterMetricFamily(
+            "herder_preemptions",
+            "Pods preempted, by the queue that lost them and the rule (guarantee: across queues; quota: in-quota)",
+            labels=["queue", "reason"],
+        )
+        taken = dict(self._scheduler.metrics.preemptions)  # a copy: the core adds keys meanwhile
+        for (queue, reason), count in sorted(taken.items()):
+            preemptions.add_metric([queue, reason], float(count))
+        yield preemptions
 
     def _latencies(self) -> Iterator[Metric]:
         metrics = self._scheduler.metrics

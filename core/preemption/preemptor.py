@@ -142,5 +142,5 @@ def _start(state: CoreState, leaf: Queue, ask: Ask, plan: NodePlan, now: float) 
             f" guarantee, on node {plan.node_id}; queue {alloc.queue_path} {rule}"
         )
         request_eviction(state, alloc, reason, PREEMPTED, now)
-        state.metrics.queue_preemptions += 1
+        state.metrics.preempted(alloc.queue_path, "guarantee")
     return len(plan.victims)

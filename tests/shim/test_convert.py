@@ -429,3 +429,9 @@ def test_an_elastic_quota_with_a_negative_max_is_refused() -> None:
     quota = {"metadata": {"name": "q", "namespace": "team"}, "spec": {"max": {"cpu": "-1"}}}
     with pytest.raises(ConversionError, match="negative quantity"):
         quota_to_spec(quota)
+
+
+def test_allow_preemption_annotation_opts_a_pod_out_of_cross_queue_preemption() -> None:
+    assert pod_to_ask(pod(), None).allow_preemption
+    assert not pod_to_ask(pod(annotations={"yunikorn.apache.org/allow-preemption": "False"}), None).allow_preemption
+    assert pod_to_ask(pod(annotations={"yunikorn.apache.org/allow-preemption": "true"}), None).allow_preemption

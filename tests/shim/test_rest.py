@@ -86,6 +86,7 @@ async def test_queue_tree_nests_children_with_yunikorn_field_names(served: Serve
     assert batch["pendingResource"] == {"memory": GI, "pods": 1, "vcore": 5000}
     assert batch["runningApps"] == 2
     assert batch["maxRunningApps"] == 10
+    assert (batch["preemptionEnabled"], batch["isPreemptionFence"], batch["preemptionDelay"]) == (True, False, "30s")
 
 
 async def test_one_queue_names_its_children_and_nests_them_only_with_subtree(served: Served) -> None:

@@ -250,3 +250,18 @@ def test_preemption_stops_once_the_guarantee_is_met() -> None:
         world.schedule(advance=60)
     assert sorted(world.out.evicted()) == ["b2", "b3"]  # batch never takes it back: no loop
     assert world.allocated("root.prod")["vcore"] == 2000
+
+
+def test_the_queue_documents_show_how_preemption_applies() -> None:
+    config = FENCED.replace("properties: {preemption.delay: 10s}", "properties: {preemption.delay: 90s}").replace(
+        "          - name: batch\n", "          - name: batch\n            properties: {preemption.policy: disabled}\n"
+    )
+    world = cluster(config)
+    tenant, a, batch = world.queue("root.tenant"), world.queue("root.tenant.a"), world.queue("root.batch")
+    assert (tenant["isPreemptionFence"], tenant["preemptionEnabled"], tenant["preemptionDelay"]) == (
+        True,
+        True,
+        "1m30s",
+    )
+    assert (a["isPreemptionFence"], a["preemptionEnabled"]) == (False, True)
+    assert batch["preemptionEnabled"] is False
