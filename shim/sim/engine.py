@@ -12,8 +12,11 @@ notes since when it is above), and the tick at which a quota's `quota.recycle.de
 out. Between changes nothing moves a quota's used or runtime, so the ticks in between would
 do nothing; skipping them keeps a day of simulated time fast and the result identical.
 
+The core is also woken when a pending pod's `preemption.delay` runs out (it says when), so a
+queue under its guarantee preempts at the exact moment it may.
+
 Without `until`, the run ends when nothing can change any more: no event or arrival left,
-no running pod with an end, no recycler delay running.
+no running pod with an end, no recycler or preemption delay running.
 """
 
 from __future__ import annotations
@@ -113,7 +116,8 @@ class Simulation:
         self._setup()
         self._moment(0.0)
         while True:
-            upcoming = [t for t in (self.agenda.next_time(), self._next_tick) if t is not None]
+            moments = (self.agenda.next_time(), self._next_tick, self.scheduler.preemption_due())
+            upcoming = [t for t in moments if t is not None]
             if not upcoming or (until is not None and min(upcoming) > until):
                 break
             self._moment(min(upcoming))
