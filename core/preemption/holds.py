@@ -24,6 +24,18 @@ def held_by_queue(state: CoreState) -> dict[str, dict[str, int]]:
     return held
 
 
+def leaving_by_queue(state: CoreState) -> dict[str, dict[str, int]]:
+    """Per queue path, what the pods already asked to leave (evictions under way) still use:
+    the queue's usage once they are gone is what preemption may not push below its guarantee."""
+    leaving: dict[str, dict[str, int]] = {}
+    for key in state.evicting:
+        allocation = state.allocations.get(key)
+        queue = state.partition.find_queue(allocation.queue_path) if allocation is not None else None
+        if allocation is not None and queue is not None:
+            add_held(leaving, queue, allocation.resource)
+    return leaving
+
+
 def add_held(held: dict[str, dict[str, int]], queue: Queue, resource: Mapping[str, int]) -> None:
     for above in queue.ancestry():
         room = held.setdefault(above.path, {})

@@ -23,7 +23,7 @@ from core.objects.ask import Ask
 from core.objects.node_index import static_mismatch
 from core.objects.queue import Queue
 from core.preemption import queues
-from core.preemption.holds import add_held, held_by_queue
+from core.preemption.holds import add_held, held_by_queue, leaving_by_queue
 from core.preemption.victims import Candidate, NodePlan, best_plan, plan_node
 from core.state import CoreState, Hold
 
@@ -83,6 +83,7 @@ def _search(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
     partition = state.partition
     fence = queues.fence(leaf)
     leaves: dict[str, Queue | None] = {}
+    leaving = leaving_by_queue(state)
 
     def victim_queue(path: str) -> Queue | None:
         if path not in leaves:
@@ -116,7 +117,7 @@ def _search(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
             if queue is not None:
                 candidates.append(Candidate(alloc, queue))
         if candidates:
-            plans.append(plan_node(node.node_id, free, ask.resource, candidates, queues.Surplus(leaf)))
+            plans.append(plan_node(node.node_id, free, ask.resource, candidates, queues.Surplus(leaf, leaving)))
     return best_plan(plans)
 
 

@@ -97,10 +97,11 @@ def within(queue: Queue, top: Queue) -> bool:
 class Surplus:
     """How much each queue on victims' paths may still lose before it falls below its guarantee."""
 
-    def __init__(self, preemptor: Queue) -> None:
+    def __init__(self, preemptor: Queue, leaving: Held) -> None:
         self._preemptor = preemptor
         self._paths: dict[int, list[Queue]] = {}
-        self._taken: dict[str, dict[str, int]] = {}
+        # what pods already on their way out take from each queue, then this plan's victims
+        self._taken: dict[str, dict[str, int]] = {path: dict(res) for path, res in leaving.items()}
 
     def _path(self, leaf: Queue) -> list[Queue]:
         path = self._paths.get(id(leaf))
