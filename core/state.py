@@ -107,11 +107,11 @@ class CoreState:
         self.preempt_floor: dict[str, tuple[tuple[int, int], int | None]] = {}
         self.evicting: set[str] = set()
         # cross-queue preemption (core/preemption): room held per preemptor, when each pending
-        # pod was queued, the change stamp a preemptor's search last failed at, the next time a
-        # preemption delay runs out
+        # pod was queued, the change counter a preemptor was last tried at, the next time a
+        # preemption delay runs out (or now: searches left over for the next cycle)
         self.holds: dict[str, Hold] = {}
         self.pending_since: dict[str, float] = {}
-        self.preempt_tried: dict[str, tuple[int, int]] = {}
+        self.preempt_tried: dict[str, int] = {}
         self.preempt_due: float | None = None
         self.finished_apps: deque[Application] = deque(maxlen=HISTORY)
         self.rejected_apps: deque[tuple[str, str, str, float]] = deque(maxlen=HISTORY)

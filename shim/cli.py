@@ -135,6 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--quotas", type=int, default=0, help="also time quota runtime recomputes for N quotas")
     bench.add_argument("--users", type=int, default=0, help="spread pods over N users with limits on every queue")
     bench.add_argument("--groups", type=int, default=0, help="with --users: N groups")
+    bench.add_argument(
+        "--preemption", action="store_true", help="two of the nine team queues below a guarantee, preemption on"
+    )
     bench.add_argument("--emulator", action="store_true", help="bind through the whole shim against the emulator")
     bench.add_argument("--sweep", action="store_true", help="run 500, 5,000 and 20,000 nodes and print a table")
     bench.add_argument("--event-streams", type=int, default=0, help="schedule with N event stream clients")

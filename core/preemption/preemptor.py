@@ -1,10 +1,12 @@
 """The preemption pass: once per scheduling cycle, asks in queues under their guarantee that
 have waited `preemption.delay` look for victims in queues over theirs.
 
-It costs nothing when nothing can trigger: with preemption disabled for the partition, no
-pending pod, or no pending pod on a path with a guarantee, the pass returns after walking the
-pending part of the queue tree. A preemptor whose search failed is not searched again until
-pods or nodes changed (the change counter and the allocation count say so).
+It costs nothing on the placement path, and little when nothing can trigger: with preemption
+disabled for the partition, no pending pod, or no pending pod on a path with a guarantee, the
+pass returns after walking the pending part of the queue tree. A preemptor whose search failed
+is not searched again until a pod ended or a node or the configuration changed (the change
+counter moved), and one cycle runs at most `SEARCHES_PER_CYCLE` searches, those tried longest
+ago first, since each reads every running pod.
 
 The room the victims free is held on their node for the preemptor (`Node.hold`) until it is
 bound, so no other pod takes it; the hold goes when the preemptor is placed or deleted, when
@@ -28,36 +30,45 @@ from core.preemption.victims import Candidate, NodePlan, best_plan, plan_node
 from core.state import CoreState, Hold
 
 PREEMPTED = "Preempted"
+SEARCHES_PER_CYCLE = 16  # victim searches one cycle runs; the others wait for the next cycle
 
 
 def preempt(state: CoreState, now: float) -> int:
-    """Start preemption for every ask that may trigger it now; the number of victims asked."""
+    """Start preemption for the asks that may trigger it now; the number of victims asked."""
     state.preempt_due = None
     partition = state.partition
     if not partition.config.preemption_enabled or not partition.root.pending:
         return 0
     held = held_by_queue(state)
-    asked = 0
+    waiting: list[tuple[Queue, Application, Ask]] = []
     for leaf in _pending_leaves(partition.root):
         if not queues.is_guarded(leaf):
             continue
         wait = queues.delay(leaf)
         for app, ask in _asks(leaf):
-            if ask.key in state.holds or not queues.under_guarantee(leaf, ask.resource, held):
+            if state.preempt_tried.get(ask.key) == state.version or ask.key in state.holds:
                 continue
             due = state.pending_since.get(ask.key, now) + wait
             if due > now:
-                state.preempt_due = due if state.preempt_due is None else min(state.preempt_due, due)
+                if queues.under_guarantee(leaf, ask.resource, held):
+                    state.preempt_due = due if state.preempt_due is None else min(state.preempt_due, due)
                 continue
-            stamp = (state.version, len(state.allocations))
-            if state.preempt_tried.get(ask.key) == stamp:
-                continue
-            state.preempt_tried[ask.key] = stamp
-            if not admissible(state, leaf, app, ask):
-                continue
-            plan = _search(state, leaf, app, ask, now)
-            if plan is None:
-                continue
+            waiting.append((leaf, app, ask))
+    # The asks tried longest ago first, a few per cycle: a search reads every running pod.
+    waiting.sort(key=lambda item: state.preempt_tried.get(item[2].key, -1))
+    asked = searches = 0
+    for leaf, app, ask in waiting:
+        if not queues.under_guarantee(leaf, ask.resource, held):
+            continue
+        if searches == SEARCHES_PER_CYCLE:
+            state.preempt_due = now  # the rest next cycle
+            break
+        state.preempt_tried[ask.key] = state.version
+        if not admissible(state, leaf, app, ask):
+            continue
+        searches += 1
+        plan = _search(state, leaf, app, ask, now)
+        if plan is not None:
             asked += _start(state, leaf, ask, plan, now)
             add_held(held, leaf, ask.resource)
     return asked

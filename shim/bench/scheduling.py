@@ -114,8 +114,13 @@ def _user_limits(cores: int, users: int, groups: int, seed: int) -> list[dict[st
     ]
 
 
-def queue_config(nodes: int, users: int = 0, groups: int = 0) -> dict[str, Any]:
-    """queues.yaml: departments may take 40% of the cluster, teams 20%; limits on every queue with users."""
+GUARANTEED_TEAMS = (("research", "alpha"), ("analytics", "alpha"))  # 2 of the 9 team queues, 22%
+
+
+def queue_config(nodes: int, users: int = 0, groups: int = 0, preemption: bool = False) -> dict[str, Any]:
+    """queues.yaml: departments may take 40% of the cluster, teams 20%; limits on every queue with
+    users; with `preemption`, two teams guaranteed 15% (more than their pods use: below their
+    guarantee throughout) and a 1 s preemption delay, so the preemption pass has work to weigh."""
     cores, gib = _cluster_size(nodes)
     with_limits = users > 0 and groups > 0
     seeds = iter(range(1000))
@@ -127,12 +132,20 @@ def queue_config(nodes: int, users: int = 0, groups: int = 0) -> dict[str, Any]:
     def max_of(share: float) -> dict[str, Any]:
         return {"max": {"vcore": str(max(1, int(cores * share))), "memory": f"{max(1, int(gib * share))}Gi"}}
 
+    def guarantee(dept: str, team: str) -> dict[str, Any]:
+        if not preemption or (dept, team) not in GUARANTEED_TEAMS:
+            return {}
+        return {"guaranteed": max_of(0.15)["max"]}
+
     departments = [
         {
             "name": dept,
             "resources": max_of(0.4),
             **limits(0.4),
-            "queues": [{"name": team, "resources": max_of(0.2), **limits(0.2)} for team in TEAMS],
+            "queues": [
+                {"name": team, "resources": {**max_of(0.2), **guarantee(dept, team)}, **limits(0.2)}
+                for team in TEAMS
+            ],
         }
         for dept in DEPARTMENTS
     ]
@@ -147,7 +160,15 @@ def queue_config(nodes: int, users: int = 0, groups: int = 0) -> dict[str, Any]:
             {
                 "name": "default",
                 "placementrules": [rule],
-                "queues": [{"name": "root", "submitacl": "*", **limits(1.0), "queues": departments}],
+                "queues": [
+                    {
+                        "name": "root",
+                        "submitacl": "*",
+                        **limits(1.0),
+                        **({"properties": {"preemption.delay": "1s"}} if preemption else {}),
+                        "queues": departments,
+                    }
+                ],
             }
         ]
     }
@@ -252,12 +273,20 @@ def _maxrss_mib() -> float:
 
 
 def run_scheduling(
-    nodes: int, pods: int, users: int = 0, groups: int = 0, limits: bool = True, rules: int = 0
+    nodes: int,
+    pods: int,
+    users: int = 0,
+    groups: int = 0,
+    limits: bool = True,
+    rules: int = 0,
+    preemption: bool = False,
 ) -> dict[str, Any]:
     """Build the cluster, place every pod that can run, and return the figures."""
     rss_before = _maxrss_mib()
     start = time.perf_counter()
-    config = load_config(queue_config(nodes, users, groups) if limits else queue_config(nodes))
+    config = load_config(
+        queue_config(nodes, users, groups, preemption) if limits else queue_config(nodes, preemption=preemption)
+    )
     callbacks = CountingCallbacks()
     scheduler = Scheduler(callbacks, config)
     for node in synthetic_nodes(nodes):
@@ -291,6 +320,8 @@ def run_scheduling(
         "groups": groups,
         "limits": limits and users > 0,
         "rules_percent": rules,
+        "preemption": preemption,
+        "preempted": sum(scheduler.metrics.preemptions.values()),
         "placed": placed,
         "pending": len(waiting),
         "parked": scheduler.metrics.attempts_failed,
@@ -429,7 +460,7 @@ def bench_command(args: argparse.Namespace) -> int:
         return 2
     try:
         if not (args.sweep or args.users or args.quotas or args.emulator):
-            report["scheduling"] = run_scheduling(args.nodes, args.pods, rules=args.rules)
+            report["scheduling"] = run_scheduling(args.nodes, args.pods, rules=args.rules, preemption=args.preemption)
         if args.sweep:
             report["sweep"] = [run_isolated(n, args.pods) for n in SWEEP_NODES]
         if args.users:

@@ -103,3 +103,11 @@ def test_emulator_bench_without_kmock_says_how_to_install_it(
 def test_users_without_groups_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "--nodes", "10", "--pods", "50", "--users", "5"]) == 2
     assert "--groups" in capsys.readouterr().err
+
+
+def test_preemption_bench_preempts_for_the_guaranteed_teams_when_the_cluster_is_full(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    run = bench_json(capsys, "--nodes", "3", "--pods", "300", "--preemption")["scheduling"]
+    assert run["preemption"] is True and run["placed"] + run["pending"] == 300
+    assert run["preempted"] > 0  # the bench's callbacks never end a victim, so it stops there
