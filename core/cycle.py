@@ -45,7 +45,8 @@ def _walk(state: CoreState, queue: Queue, now: float) -> Allocation | None:
     if not children:
         return None
     if len(children) > 1:
-        children = order_queues(children, state.partition.cluster_capacity)
+        by_priority = state.partition.queue_priorities and queue.app_sort_priority
+        children = order_queues(children, state.partition.cluster_capacity, state.version if by_priority else None)
     for child in children:
         allocation = _walk(state, child, now)
         if allocation is not None:

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.config import config_document
+from core.objects import queue_priority
 from core.objects.application import Application
 from core.objects.ask import Allocation
 from core.objects.node import Node
@@ -88,11 +89,13 @@ def queue_document(state: CoreState, queue: Queue) -> dict[str, Any]:
 
 
 def _preemption_fields(state: CoreState, queue: Queue) -> dict[str, Any]:
-    """YuniKorn's queue fields for preemption (delay as a Go duration string, `30s`, `1m30s`)."""
+    """YuniKorn's queue fields for preemption and priority (delay as a Go duration string)."""
     return {
         "preemptionEnabled": state.partition.config.preemption_enabled and preemption_queues.may_lose_pods(queue),
         "isPreemptionFence": preemption_queues.policy(queue) == preemption_queues.FENCE,
         "preemptionDelay": go_duration(preemption_queues.delay(queue)),
+        "currentPriority": queue_priority.current_priority(queue),
+        "priorityOffset": queue_priority.offset(queue),
     }
 
 

@@ -1,7 +1,9 @@
 """Ordering policies: which queue, which application and which node go first.
 
-- Queues (children of a parent) are always ordered fairly: the child using the smallest
-  share of its due (guaranteed, else max, else the cluster) goes first; ties by name.
+- Queues (children of a parent) are ordered fairly: the child using the smallest share of its
+  due (guaranteed, else max, else the cluster) goes first; ties by name. When the tree sets
+  `priority.offset` or `priority.policy` anywhere and the parent's `application.sort.priority`
+  is enabled, the child with the highest current priority goes first (`queue_priority`).
 - Applications in a leaf follow the queue's `application.sort.policy`: `fifo` (submission
   time) or `fair` (smallest share of the cluster in use first, then submission time). With
   `application.sort.priority` enabled (the default), applications whose best pending ask has a
@@ -19,13 +21,17 @@ from core.objects.application_order import ApplicationOrder, SortKey
 from core.objects.node_index import BINPACKING, FAIR
 from core.objects.queue import FAIR as APP_FAIR
 from core.objects.queue import FIFO, Queue
+from core.objects.queue_priority import current_priority
 
 NODE_POLICIES = (BINPACKING, FAIR)
 APP_POLICIES = (FIFO, APP_FAIR)
 
 
-def order_queues(children: Iterable[Queue], cluster: Mapping[str, int]) -> list[Queue]:
-    return sorted(children, key=lambda q: (q.usage_share(cluster), q.name))
+def order_queues(children: Iterable[Queue], cluster: Mapping[str, int], version: int | None = None) -> list[Queue]:
+    """Fairly; with the change counter `version` (queue priorities in use), priority first."""
+    if version is None:
+        return sorted(children, key=lambda q: (q.usage_share(cluster), q.name))
+    return sorted(children, key=lambda q: (-current_priority(q, version), q.usage_share(cluster), q.name))
 
 
 def app_share(app: Application, cluster: Mapping[str, int]) -> float:

@@ -22,6 +22,8 @@ APPLICATION_SORT_POLICY = "application.sort.policy"  # fifo (default) | fair; st
 APPLICATION_SORT_PRIORITY = "application.sort.priority"  # enabled (default) | disabled
 PREEMPTION_POLICY = "preemption.policy"  # default | fence | disabled
 PREEMPTION_DELAY = "preemption.delay"  # duration an ask waits before it may preempt (default 30s)
+PRIORITY_OFFSET = "priority.offset"  # int32 added to the priorities of pods in or below the queue
+PRIORITY_POLICY = "priority.policy"  # default | fence
 
 
 @dataclass(frozen=True, slots=True)

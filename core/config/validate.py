@@ -10,6 +10,8 @@ from core.config.schema import (
     APPLICATION_SORT_PRIORITY,
     PREEMPTION_DELAY,
     PREEMPTION_POLICY,
+    PRIORITY_OFFSET,
+    PRIORITY_POLICY,
     Limit,
     PartitionConfig,
     PlacementRuleConfig,
@@ -27,6 +29,8 @@ RULES = frozenset({"provided", "user", "fixed", "tag"})
 SORT_POLICIES = frozenset({"fifo", "fair", "stateaware"})
 SORT_PRIORITIES = frozenset({"enabled", "disabled"})
 PREEMPTION_POLICIES = frozenset({"default", "fence", "disabled"})
+PRIORITY_POLICIES = frozenset({"default", "fence"})
+INT32 = (-(2**31), 2**31 - 1)
 WILDCARD = "*"
 
 
@@ -133,6 +137,18 @@ def _properties(props: Mapping[str, str], path: str, problems: list[str]) -> Non
         else:
             if seconds <= 0:
                 problems.append(f"{path}.{PREEMPTION_DELAY}: must be above zero, got {delay!r}")
+    priority_policy = props.get(PRIORITY_POLICY)
+    if priority_policy is not None and priority_policy.lower() not in PRIORITY_POLICIES:
+        problems.append(f"{path}.{PRIORITY_POLICY}: unknown policy {priority_policy!r} (default or fence)")
+    offset = props.get(PRIORITY_OFFSET)
+    if offset is not None:
+        try:
+            number = int(offset)
+        except ValueError:
+            problems.append(f"{path}.{PRIORITY_OFFSET}: not an integer: {offset!r}")
+        else:
+            if not INT32[0] <= number <= INT32[1]:
+                problems.append(f"{path}.{PRIORITY_OFFSET}: {number} is outside the int32 range")
 
 
 def _limits(queue: QueueConfig, path: str, ancestors: list[QueueConfig], problems: list[str]) -> None:

@@ -15,6 +15,7 @@ import json
 from collections.abc import Iterator, Mapping
 
 from core.config.schema import PartitionConfig, QueueConfig
+from core.objects import queue_priority
 from core.objects.application import Application
 from core.objects.ask import TAG_GUARANTEED, TAG_MAX_APPS, TAG_QUOTA, Allocation, Ask
 from core.objects.node import Node
@@ -61,6 +62,7 @@ class Partition:
         self._configure(root, root_cfg)
         self._add_children(root, root_cfg)
         root.max = Resource(self.cluster_capacity)
+        self.queue_priorities = queue_priority.configured(root)
         return root
 
     def _add_children(self, parent: Queue, cfg: QueueConfig) -> None:

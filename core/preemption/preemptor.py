@@ -20,6 +20,7 @@ from collections.abc import Iterator
 
 from core.cycle import admissible, request_eviction
 from core.events import REQUEST, SchedulingEvent
+from core.objects import queue_priority
 from core.objects.application import Application
 from core.objects.ask import Ask
 from core.objects.node_index import static_mismatch
@@ -93,19 +94,24 @@ def _asks(leaf: Queue) -> Iterator[tuple[Application, Ask]]:
 def _search(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: float) -> NodePlan | None:
     partition = state.partition
     fence = queues.fence(leaf)
-    leaves: dict[str, Queue | None] = {}
+    leaves: dict[str, tuple[Queue, Queue, int] | None] = {}
     leaving = leaving_by_queue(state)
 
-    def victim_queue(path: str) -> Queue | None:
+    def victim_queue(path: str) -> tuple[Queue, Queue, int] | None:
+        """The victim's leaf, the queue it shares with the preemptor and the preemptor's
+        priority as that queue sees it; None when the leaf's pods may not be victims."""
         if path not in leaves:
             queue = partition.find_queue(path)
-            eligible = (
-                queue is not None
-                and queue is not leaf
-                and queues.may_lose_pods(queue)
-                and (fence is None or queues.within(queue, fence))
-            )
-            leaves[path] = queue if eligible else None
+            if (
+                queue is None
+                or queue is leaf
+                or not queues.may_lose_pods(queue)
+                or (fence is not None and not queues.within(queue, fence))
+            ):
+                leaves[path] = None
+            else:
+                shared = queues.shared_queue(queue, leaf)
+                leaves[path] = (queue, shared, queue_priority.seen_from(ask.priority, leaf, shared))
         return leaves[path]
 
     plans: list[NodePlan | None] = []
@@ -118,15 +124,15 @@ def _search(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
             if alloc.key in state.evicting:
                 free = free + alloc.resource  # on its way out: its room is as good as free
                 continue
-            if (
-                alloc.priority > ask.priority
-                or alloc.application_id == app.app_id
-                or state.quotas.recently_refused(alloc.key, now)
-            ):
+            if alloc.application_id == app.app_id or state.quotas.recently_refused(alloc.key, now):
                 continue
-            queue = victim_queue(alloc.queue_path)
-            if queue is not None:
-                candidates.append(Candidate(alloc, queue))
+            found = victim_queue(alloc.queue_path)
+            if found is None:
+                continue
+            queue, shared, preemptor_priority = found
+            priority = queue_priority.seen_from(alloc.priority, queue, shared)
+            if priority <= preemptor_priority:
+                candidates.append(Candidate(alloc, queue, priority))
         if candidates:
             plans.append(plan_node(node.node_id, free, ask.resource, candidates, queues.Surplus(leaf, leaving)))
     return best_plan(plans)

@@ -2,7 +2,8 @@
 
 Victims are taken in this order: pods that allow preemption before those that ask not to be
 preempted (`yunikorn.apache.org/allow-preemption: "false"`: chosen last, never out of reach),
-lower priority first, newest first. Each victim must keep every queue it leaves at or above
+lower priority first (priorities adjusted by the queues' `priority.offset`, see
+`objects/queue_priority.py`), newest first. Each victim must keep every queue it leaves at or above
 its guarantee (see `queues.Surplus`). Once the room is enough, victims the cut does not need
 are given back, most important first, so the set is minimal; among nodes the one needing the
 fewest victims wins (then the fewest opted-out ones, the lowest top priority, the node name).
@@ -23,6 +24,7 @@ from core.resources import Resource
 class Candidate:
     allocation: Allocation
     queue: Queue
+    priority: int  # the pod's priority as the queue it shares with the preemptor sees it
 
     @property
     def opted_out(self) -> bool:
@@ -39,14 +41,14 @@ class NodePlan:
         return (
             len(self.victims),
             sum(1 for v in self.victims if v.opted_out),
-            max(v.allocation.priority for v in self.victims),
+            max(v.priority for v in self.victims),
             self.node_id,
         )
 
 
 def victim_order(candidate: Candidate) -> tuple[bool, int, float, str]:
     alloc = candidate.allocation
-    return (candidate.opted_out, alloc.priority, -alloc.allocation_time, alloc.key)
+    return (candidate.opted_out, candidate.priority, -alloc.allocation_time, alloc.key)
 
 
 def plan_node(

@@ -209,3 +209,12 @@ def test_preemption_policy_and_delay_are_checked_with_their_path() -> None:
     assert any("root.b.properties.preemption.delay: must be above zero" in p for p in problems)
     good = {"name": "c", "properties": {"preemption.policy": "Fence", "preemption.delay": "1m30s"}}
     assert load_config(_config(_root(good))).partition().root.queues[0].properties["preemption.delay"] == "1m30s"
+
+
+def test_priority_offset_and_policy_are_checked_with_their_path() -> None:
+    q = {"name": "a", "properties": {"priority.offset": "high", "priority.policy": "wall"}}
+    b = {"name": "b", "properties": {"priority.offset": str(2**31)}}
+    problems = _problems(_config(_root(q, b)))
+    assert any("root.a.properties.priority.offset: not an integer: 'high'" in p for p in problems)
+    assert any("root.a.properties.priority.policy: unknown policy 'wall'" in p for p in problems)
+    assert any("root.b.properties.priority.offset: 2147483648 is outside the int32 range" in p for p in problems)

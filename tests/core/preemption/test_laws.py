@@ -265,3 +265,54 @@ def test_the_queue_documents_show_how_preemption_applies() -> None:
     )
     assert (a["isPreemptionFence"], a["preemptionEnabled"]) == (False, True)
     assert batch["preemptionEnabled"] is False
+
+
+PRIORITY_QUEUES = """
+partitions:
+  - name: default
+    placementrules: [{name: provided}]
+    queues:
+      - name: root
+        submitacl: "*"
+        properties: {preemption.delay: 10s}
+        queues:
+          - name: high
+            properties: {priority.offset: "1000"}
+            resources: {guaranteed: {vcore: 4}}
+          - name: plain
+            resources: {guaranteed: {vcore: 4}}
+          - name: batch
+          - name: tenant
+            properties: {priority.policy: fence, priority.offset: "-10"}
+"""
+
+
+def test_a_queue_priority_offset_lifts_its_pods_above_higher_priority_victims() -> None:
+    world = cluster(PRIORITY_QUEUES)
+    full(world, count=4, priority=100)
+    world.pod("plain0", queue="root.plain", app="plain-app", priority=0)
+    world.schedule(advance=30)
+    assert world.out.evictions == []  # priority 0 may not preempt priority 100
+    world.pod("high0", queue="root.high", app="high-app", priority=0)
+    world.schedule(advance=30)
+    assert world.out.evicted() == ["b3"]  # 0 + offset 1000 >= 100
+
+
+def test_a_priority_fence_hides_the_priorities_below_it() -> None:
+    world = cluster(PRIORITY_QUEUES)
+    full(world, count=4, queue="root.tenant", prefix="t", priority=1000)
+    world.pod("plain0", queue="root.plain", app="plain-app", priority=0)
+    world.schedule(advance=30)
+    assert world.out.evicted() == ["t3"]  # seen from root, tenant's pods are at its offset, -10
+
+
+def test_the_queue_documents_show_current_priorities_and_offsets() -> None:
+    world = cluster(PRIORITY_QUEUES)
+    world.pod("h", queue="root.high", app="h-app", priority=5, cpu=16)
+    world.pod("t", queue="root.tenant", app="t-app", priority=7, cpu=16)
+    world.schedule()
+    high, tenant, plain, root = (world.queue(q) for q in ("root.high", "root.tenant", "root.plain", "root"))
+    assert (high["currentPriority"], high["priorityOffset"]) == (1005, 1000)
+    assert (tenant["currentPriority"], tenant["priorityOffset"]) == (-10, -10)
+    assert plain["currentPriority"] == -(2**31)  # nothing pending
+    assert root["currentPriority"] == 1005
