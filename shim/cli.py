@@ -55,6 +55,8 @@ def validate_command(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     queues = sum(1 for _ in _walk_queues(config.partition().queues))
     print(f"{path}: valid ({queues} queues, checksum {config.checksum})")
+    for warning in config.warnings:
+        print(f"  warning: {warning}")
     return EXIT_OK
 
 

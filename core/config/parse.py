@@ -48,6 +48,7 @@ _RULE_KEYS = frozenset({"name", "create", "parent", "filter", "value"})
 _FILTER_KEYS = frozenset({"type", "users", "groups"})
 _NODESORT_KEYS = frozenset({"type", "resourceweights"})
 _LIMIT_KEYS = frozenset({"limit", "users", "groups", "maxresources", "maxapplications"})
+UNSCHEDULABLE_BACKOFF = "application.unschedasks.backoff"  # YuniKorn 1.8 (and its .delay)
 _TEMPLATE_KEYS = frozenset({"maxapplications", "properties", "resources"})
 _PREEMPTION_KEYS = frozenset({"enabled"})
 
@@ -271,6 +272,11 @@ def _queue(reader: _Reader, raw: object, parent_path: str, index: int, depth: in
     properties = reader.strings(data.get("properties"), f"{path}.properties")
     if properties.get(APPLICATION_SORT_POLICY, "").lower() == "stateaware":
         reader.warnings.append(f"{path}.properties.{APPLICATION_SORT_POLICY}: 'stateaware' is read as 'fifo'")
+    for key in sorted(k for k in properties if k.startswith(UNSCHEDULABLE_BACKOFF)):
+        reader.warnings.append(
+            f"{path}.properties.{key}: ignored; Herder already retries a pod that cannot run only"
+            " once something changed that may let it run"
+        )
     submit = data.get("submitacl")
     admin = data.get("adminacl")
     return QueueConfig(

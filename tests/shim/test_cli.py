@@ -106,3 +106,20 @@ def test_validate_of_malformed_files_is_one_clear_error(
     err = capsys.readouterr().err
     assert named in err
     assert "Traceback" not in err
+
+
+def test_validate_names_preemption_and_priority_problems_and_warns_about_stateaware(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "queues.yaml"
+    queue = "partitions:\n  - name: default\n    queues:\n      - name: root\n        queues:\n          - name: a\n"
+    config.write_text(queue + "            properties: {preemption.delay: soon, priority.offset: high}\n")
+    assert main(["validate", str(config)]) == 1
+    err = capsys.readouterr().err
+    assert "root.a.properties.preemption.delay: not a duration: 'soon'" in err
+    assert "root.a.properties.priority.offset: not an integer: 'high'" in err
+    config.write_text(queue + "            properties: {application.sort.policy: stateaware}\n")
+    assert main(["validate", str(config)]) == 0
+    assert "warning: partitions[default].queues.root.a.properties.application.sort.policy: 'stateaware'" in (
+        capsys.readouterr().out
+    )

@@ -264,3 +264,17 @@ def test_parse_never_raises_anything_but_config_error(data: dict[str, object]) -
         assert err.problems and all(isinstance(p, str) and p for p in err.problems)
     else:
         assert all(part.root.name.lower() == "root" for part in cfg.partitions)
+
+
+def test_unschedulable_ask_backoff_is_accepted_and_said_to_be_ignored() -> None:
+    cfg = load_config(
+        """
+partitions:
+  - name: default
+    queues:
+      - name: root
+        properties: {application.unschedasks.backoff: "3", application.unschedasks.backoff.delay: 30s}
+"""
+    )
+    warned = [w for w in cfg.warnings if "application.unschedasks.backoff" in w]
+    assert len(warned) == 2 and all("ignored" in w for w in warned)

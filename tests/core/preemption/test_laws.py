@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from core.config import ConfigError, parse_config
 from tests.core.scheduling.world import World
 
 TREE = """
@@ -316,3 +319,12 @@ def test_the_queue_documents_show_current_priorities_and_offsets() -> None:
     assert (tenant["currentPriority"], tenant["priorityOffset"]) == (-10, -10)
     assert plain["currentPriority"] == -(2**31)  # nothing pending
     assert root["currentPriority"] == 1005
+
+
+def test_a_reload_with_a_bad_preemption_key_is_refused_and_the_old_config_stays() -> None:
+    world = cluster()
+    with pytest.raises(ConfigError) as refused:
+        world.sched.update_config(parse_config(TREE.replace("preemption.delay: 10s", "preemption.delay: soon")))
+    assert "root.properties.preemption.delay: not a duration: 'soon'" in str(refused.value)
+    assert world.queue("root.prod")["preemptionDelay"] == "10s"
+    assert world.out.reasons("ConfigRefused")
