@@ -289,6 +289,26 @@ def allows_preemption(pod: Mapping[str, Any]) -> bool:
     return str(annotations_of(pod).get(ANNOTATION_ALLOW_PREEMPTION, "true")).strip().lower() != "false"
 
 
+def with_priority_class(pod: dict[str, Any], priority_class: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The pod as admission leaves it: `spec.priority` from its PriorityClass's `value` (when
+    the pod sets none), and the class's `allow-preemption` annotation copied onto the pod
+    unless the pod sets its own (what YuniKorn's admission controller does)."""
+    if priority_class is None:
+        return pod
+    spec = pod.setdefault("spec", {})
+    value = priority_class.get("value")
+    if spec.get("priority") is None and isinstance(value, int) and not isinstance(value, bool):
+        spec["priority"] = value
+    opt_out = annotations_of(priority_class).get(ANNOTATION_ALLOW_PREEMPTION)
+    if opt_out is not None:
+        meta = pod.setdefault("metadata", {})
+        annotations = meta.get("annotations")
+        annotations = dict(annotations) if isinstance(annotations, Mapping) else {}
+        annotations.setdefault(ANNOTATION_ALLOW_PREEMPTION, str(opt_out))
+        meta["annotations"] = annotations
+    return pod
+
+
 def pod_is_finished(pod: Mapping[str, Any]) -> bool:
     return map_at(pod, "status").get("phase") in ("Succeeded", "Failed")
 

@@ -30,8 +30,16 @@ from core.objects.node_index import static_mismatch
 from core.objects.node_info import NodeInfo
 from core.resources import Resource, format_resource
 from core.scheduler import Scheduler
-from shim.convert import LABEL_IS_PARENT, is_herder_pod, node_to_info, pod_to_allocation, pod_to_ask, quota_to_spec
-from shim.convert_pod import ConversionError, labels_of, pod_constraints, pod_resource
+from shim.convert import (
+    LABEL_IS_PARENT,
+    is_herder_pod,
+    node_to_info,
+    pod_to_allocation,
+    pod_to_ask,
+    quota_to_spec,
+    with_priority_class,
+)
+from shim.convert_pod import ConversionError, labels_of, map_at, pod_constraints, pod_resource
 from shim.sim.manifests import labels_match, namespace_manifest, rfc3339
 from shim.sim.scenario import DEFAULT_NAMESPACE
 
@@ -110,6 +118,7 @@ class SimCluster:
         self.used: dict[str, Resource] = {}
         self.namespaces: dict[str, dict[str, Any]] = {}
         self.quotas: dict[str, dict[str, Any]] = {}
+        self.priority_classes: dict[str, Mapping[str, Any]] = {}
         self.pods: dict[str, SimPod] = {}  # "<ns>/<name>" -> the newest pod of that name
         self.by_key: dict[str, SimPod] = {}
         self.waiting_foreign: list[SimPod] = []
@@ -267,6 +276,9 @@ class SimCluster:
         if existing is not None and existing.live:
             self.note(now, f"{namespace}/{name}", "PodRefused", f"pod {namespace}/{name} already exists")
             return None
+        class_name = map_at(manifest, "spec").get("priorityClassName")
+        if class_name:
+            manifest = with_priority_class(manifest, self.priority_classes.get(str(class_name)))
         herder = is_herder_pod(manifest, self._scheduler_name)
         pod = SimPod(key, namespace, name, manifest, herder, now, duration, PENDING if herder else FOREIGN)
         ns = self.namespace(namespace)

@@ -86,6 +86,8 @@ class Simulation:
             cluster.apply_namespace(namespace, 0.0)
         for quota in _parents_first(scenario.quotas):
             cluster.apply_quota(quota, 0.0)
+        for priority_class in scenario.priority_classes:
+            cluster.priority_classes[str(priority_class["metadata"]["name"])] = priority_class
         for workload in scenario.workload:
             self.agenda.push(workload.at, ARRIVAL, partial(self._arrive, workload))
         for event in scenario.events:

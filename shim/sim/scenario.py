@@ -23,7 +23,19 @@ from core.config import ConfigError, SchedulerConfig, Settings, SettingsError, l
 from core.config.safe_yaml import load_yaml
 from shim.command import read_user_text
 
-TOP_KEYS = ("name", "settings", "config", "nodes", "namespaces", "quotas", "workload", "events", "until", "snapshots")
+TOP_KEYS = (
+    "name",
+    "settings",
+    "config",
+    "nodes",
+    "namespaces",
+    "quotas",
+    "priorityclasses",
+    "workload",
+    "events",
+    "until",
+    "snapshots",
+)
 NODE_KEYS = ("name", "count", "allocatable", "labels", "annotations", "taints", "unschedulable", "ready")
 WORKLOAD_KEYS = ("at", "count", "duration", "pod")
 ACTIONS = ("remove-node", "add-node", "cordon-node", "uncordon-node", "apply", "delete")
@@ -99,6 +111,7 @@ class Scenario:
     nodes: tuple[NodeEntry, ...] = ()
     namespaces: tuple[Mapping[str, Any], ...] = ()
     quotas: tuple[Mapping[str, Any], ...] = ()
+    priority_classes: tuple[Mapping[str, Any], ...] = ()
     workload: tuple[WorkloadEntry, ...] = ()
     events: tuple[ScenarioEvent, ...] = ()
     until: float | None = None
@@ -417,6 +430,11 @@ def parse_scenario(
 
     namespaces = _named_objects(reader, top, "namespaces", "namespace")
     quotas = _named_objects(reader, top, "quotas", "ElasticQuota")
+    priority_classes = _named_objects(reader, top, "priorityclasses", "PriorityClass")
+    for i, pc in enumerate(priority_classes):
+        value = pc.get("value")
+        if not isinstance(value, int) or isinstance(value, bool):
+            reader.problems.append(f"priorityclasses[{i}].value: expected an integer, got {value!r}")
 
     workload: list[WorkloadEntry] = []
     for i, raw in enumerate(reader.seq(top.get("workload"), "workload")):
@@ -463,6 +481,7 @@ def parse_scenario(
         nodes=tuple(node_list),
         namespaces=tuple(namespaces),
         quotas=tuple(quotas),
+        priority_classes=tuple(priority_classes),
         workload=tuple(workload),
         events=tuple(e for e in events if e is not None),
         until=until,

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from shim.sim.scenario import ScenarioError
 from tests.sim.scenarios import events, node, pod, queue_of, simulate, simulate_example
 
 
@@ -91,3 +94,38 @@ def test_a_fenced_tenant_preempts_inside_only() -> None:
     # root.other's pods are newer (better victims) but outside the fence
     assert len(evicted) == 2 and all(name.startswith("default/bulk-") for name in evicted)
     assert [report["pods"][f"default/urgent-{i}"]["bound"] for i in range(2)] == [40, 40]
+
+
+def test_a_priority_class_that_opts_out_keeps_its_pods_and_gives_them_its_value() -> None:
+    # YuniKorn's PriorityClass case: the class's allow-preemption annotation reaches its pods.
+    keep = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": "keep", "annotations": {"yunikorn.apache.org/allow-preemption": "false"}},
+        "value": 0,
+    }
+    report = simulate(
+        {
+            "name": "priority-class",
+            "config": _queues({"name": "ml", "resources": {"guaranteed": {"vcore": 2}}}, {"name": "batch"}),
+            "nodes": [node(cpu="4", memory="64Gi")],
+            "priorityclasses": [keep],
+            "workload": [
+                pod("plain", count=2, duration=1000, labels=_in("root.batch", "plain")),
+                # newer, so first in line, but their class opts them out
+                pod("kept", at=1, count=2, duration=1000, labels=_in("root.batch", "kept"), priorityClassName="keep"),
+                pod("ml", at=10, count=2, duration=100, labels=_in("root.ml", "ml")),
+            ],
+        }
+    )
+    pods = report["pods"]
+    assert [pods[f"default/plain-{i}"]["state"] for i in range(2)] == ["Evicted", "Evicted"]
+    assert [pods[f"default/kept-{i}"]["state"] for i in range(2)] == ["Succeeded", "Succeeded"]
+    assert [pods[f"default/ml-{i}"]["bound"] for i in range(2)] == [40, 40]
+
+
+def test_a_priority_class_without_an_integer_value_is_refused() -> None:
+    bad = {"metadata": {"name": "odd"}, "value": "high"}
+    with pytest.raises(ScenarioError) as refused:
+        simulate({"name": "bad", "config": _queues({"name": "a"}), "priorityclasses": [bad]})
+    assert "priorityclasses[0].value: expected an integer, got 'high'" in str(refused.value)
