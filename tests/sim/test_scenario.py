@@ -40,7 +40,19 @@ def test_every_problem_is_reported_at_once_with_its_path() -> None:
     assert (
         "scenario: unknown key 'extra' (expected one of: "
         + ", ".join(
-            ["name", "settings", "config", "nodes", "namespaces", "quotas", "workload", "events", "until", "snapshots"]
+            [
+                "name",
+                "settings",
+                "config",
+                "nodes",
+                "namespaces",
+                "quotas",
+                "priorityclasses",
+                "workload",
+                "events",
+                "until",
+                "snapshots",
+            ]
         )
         + ")"
         in found
