@@ -327,3 +327,13 @@ def resource_from_config(values: Mapping[str, object], where: str = "") -> tuple
             raise QuantityError(f"{prefix}resource {target!r} is given twice (as 'cpu' and 'vcore')")
         out[target] = amount
     return Resource._wrap(out), warnings
+
+
+def add_into(target: dict[str, int], delta: Mapping[str, int], sign: int = 1) -> None:
+    """`target += sign * delta` in place, dropping keys that reach zero (running usage sums)."""
+    for key, val in delta.items():
+        left = target.get(key, 0) + sign * val
+        if left:
+            target[key] = left
+        else:
+            target.pop(key, None)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from core.objects.ask import Allocation
 from core.objects.node_info import NodeInfo
-from core.resources import Resource
+from core.resources import Resource, add_into
 
 
 class Node:
@@ -57,13 +57,13 @@ class Node:
     def hold(self, key: str, resource: Resource) -> None:
         self.unhold(key)
         self.held[key] = resource
-        _count(self.occupied, resource, 1)
+        add_into(self.occupied, resource, 1)
 
     def unhold(self, key: str) -> bool:
         resource = self.held.pop(key, None)
         if resource is None:
             return False
-        _count(self.occupied, resource, -1)
+        add_into(self.occupied, resource, -1)
         return True
 
     def remove(self, key: str) -> Allocation | None:
@@ -74,14 +74,6 @@ class Node:
             target = self.occupied
         if allocation is None:
             return None
-        _count(target, allocation.resource, -1)
+        add_into(target, allocation.resource, -1)
         return allocation
 
-
-def _count(target: dict[str, int], resource: Resource, sign: int) -> None:
-    for res, val in resource.items():
-        left = target.get(res, 0) + sign * val
-        if left:
-            target[res] = left
-        else:
-            target.pop(res, None)

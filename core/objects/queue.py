@@ -16,19 +16,10 @@ from collections.abc import Iterator, Mapping
 from core.config.schema import APPLICATION_SORT_POLICY, APPLICATION_SORT_PRIORITY, ChildTemplate, Limit
 from core.objects.application import Application
 from core.objects.application_order import ApplicationOrder
-from core.resources import Resource, format_amount
+from core.resources import Resource, add_into, format_amount
 
 FIFO = "fifo"
 FAIR = "fair"
-
-
-def _add(target: dict[str, int], delta: Mapping[str, int], sign: int) -> None:
-    for key, val in delta.items():
-        left = target.get(key, 0) + sign * val
-        if left:
-            target[key] = left
-        else:
-            target.pop(key, None)
 
 
 class Queue:
@@ -127,12 +118,12 @@ class Queue:
     # -- accounting ----------------------------------------------------------------------
     def add_allocated(self, res: Mapping[str, int], sign: int = 1) -> None:
         for queue in self.ancestry():
-            _add(queue.allocated, res, sign)
+            add_into(queue.allocated, res, sign)
             queue._share = None
 
     def add_pending(self, res: Mapping[str, int], sign: int = 1) -> None:
         for queue in self.ancestry():
-            _add(queue.pending, res, sign)
+            add_into(queue.pending, res, sign)
 
     def add_running_app(self, sign: int = 1) -> None:
         for queue in self.ancestry():

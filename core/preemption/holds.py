@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from core.objects.queue import Queue
+from core.resources import add_into
 from core.state import CoreState, Hold
 
 
@@ -38,9 +39,7 @@ def leaving_by_queue(state: CoreState) -> dict[str, dict[str, int]]:
 
 def add_held(held: dict[str, dict[str, int]], queue: Queue, resource: Mapping[str, int]) -> None:
     for above in queue.ancestry():
-        room = held.setdefault(above.path, {})
-        for key, amount in resource.items():
-            room[key] = room.get(key, 0) + amount
+        add_into(held.setdefault(above.path, {}), resource)
 
 
 def release_hold(state: CoreState, key: str) -> Hold | None:

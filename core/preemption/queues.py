@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from core.config.schema import PREEMPTION_DELAY, PREEMPTION_POLICY
 from core.config.settings import parse_duration
 from core.objects.queue import Queue
+from core.resources import add_into
 
 DEFAULT_DELAY = 30.0
 DEFAULT = "default"
@@ -132,6 +133,4 @@ class Surplus:
 
     def take(self, leaf: Queue, resource: Mapping[str, int], sign: int = 1) -> None:
         for queue in self._path(leaf):
-            taken = self._taken.setdefault(queue.path, {})
-            for key, amount in resource.items():
-                taken[key] = taken.get(key, 0) + sign * amount
+            add_into(self._taken.setdefault(queue.path, {}), resource, sign)

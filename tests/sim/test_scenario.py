@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from core.config import SettingsError
-from shim.sim.scenario import ScenarioError, load_scenario, parse_scenario
+from shim.sim.scenario import TOP_KEYS, ScenarioError, load_scenario, parse_scenario
 from tests.sim.scenarios import node, pod
 
 
@@ -39,21 +39,7 @@ def test_every_problem_is_reported_at_once_with_its_path() -> None:
     found = problems(document)
     assert (
         "scenario: unknown key 'extra' (expected one of: "
-        + ", ".join(
-            [
-                "name",
-                "settings",
-                "config",
-                "nodes",
-                "namespaces",
-                "quotas",
-                "priorityclasses",
-                "workload",
-                "events",
-                "until",
-                "snapshots",
-            ]
-        )
+        + ", ".join(TOP_KEYS)
         + ")"
         in found
     )

@@ -5,23 +5,17 @@ from __future__ import annotations
 import pytest
 
 from core.config import ConfigError, parse_config
-from tests.core.scheduling.world import World
+from tests.core.scheduling.world import World, queues_config
 
-TREE = """
-partitions:
-  - name: default
-    placementrules: [{name: provided}]
-    queues:
-      - name: root
-        submitacl: "*"
-        properties: {preemption.delay: 10s}
-        queues:
-          - name: prod
-            resources: {guaranteed: {vcore: 4}}
-          - name: batch
-          - name: steady
-            resources: {guaranteed: {vcore: 2}}
+DELAY = "{preemption.delay: 10s}"
+QUEUES = """
+- name: prod
+  resources: {guaranteed: {vcore: 4}}
+- name: batch
+- name: steady
+  resources: {guaranteed: {vcore: 2}}
 """
+TREE = queues_config(QUEUES, root_properties=DELAY)
 
 
 def full(world: World, count: int = 4, queue: str = "root.batch", prefix: str = "b", **kw: object) -> list[str]:
@@ -159,26 +153,21 @@ def test_the_fewest_victims_on_one_node() -> None:
     assert world.schedule() == {"p0": big_node}
 
 
-FENCED = """
-partitions:
-  - name: default
-    placementrules: [{name: provided}]
-    queues:
-      - name: root
-        submitacl: "*"
-        properties: {preemption.delay: 10s}
-        queues:
-          - name: tenant
-            properties: {preemption.policy: fence}
-            resources: {guaranteed: {vcore: 4}}
-            queues:
-              - name: a
-                resources: {guaranteed: {vcore: 2}}
-              - name: b
-          - name: batch
-          - name: prod
-            resources: {guaranteed: {vcore: 4}}
-"""
+FENCED = queues_config(
+    """
+- name: tenant
+  properties: {preemption.policy: fence}
+  resources: {guaranteed: {vcore: 4}}
+  queues:
+    - name: a
+      resources: {guaranteed: {vcore: 2}}
+    - name: b
+- name: batch
+- name: prod
+  resources: {guaranteed: {vcore: 4}}
+""",
+    root_properties=DELAY,
+)
 
 
 def test_a_fence_keeps_the_search_inside() -> None:
@@ -206,21 +195,18 @@ def test_a_fence_is_one_way_asks_from_outside_may_preempt_inside() -> None:
     assert world.out.evicted() == ["t5"]
 
 
-def test_a_disabled_queue_never_loses_pods() -> None:
-    config = TREE.replace(
-        "          - name: batch\n", "          - name: batch\n            properties: {preemption.policy: disabled}\n"
-    )
-    world = cluster(config)
-    full(world)
-    world.pod("p0", queue="root.prod", app="prod-app")
-    world.schedule(advance=30)
-    assert world.out.evictions == []
-
-
-def test_the_partition_switch_turns_preemption_off() -> None:
-    config = TREE.replace(
-        "placementrules: [{name: provided}]", "placementrules: [{name: provided}]\n    preemption: {enabled: false}"
-    )
+@pytest.mark.parametrize(
+    "config",
+    [
+        queues_config(
+            QUEUES.replace("- name: batch\n", "- name: batch\n  properties: {preemption.policy: disabled}\n"),
+            root_properties=DELAY,
+        ),
+        queues_config(QUEUES, root_properties=DELAY, partition="preemption: {enabled: false}"),
+    ],
+    ids=["a disabled queue never loses pods", "the partition switch turns preemption off"],
+)
+def test_nothing_is_preempted_where_preemption_is_off(config: str) -> None:
     world = cluster(config)
     full(world)
     world.pod("p0", queue="root.prod", app="prod-app")
@@ -270,24 +256,19 @@ def test_the_queue_documents_show_how_preemption_applies() -> None:
     assert batch["preemptionEnabled"] is False
 
 
-PRIORITY_QUEUES = """
-partitions:
-  - name: default
-    placementrules: [{name: provided}]
-    queues:
-      - name: root
-        submitacl: "*"
-        properties: {preemption.delay: 10s}
-        queues:
-          - name: high
-            properties: {priority.offset: "1000"}
-            resources: {guaranteed: {vcore: 4}}
-          - name: plain
-            resources: {guaranteed: {vcore: 4}}
-          - name: batch
-          - name: tenant
-            properties: {priority.policy: fence, priority.offset: "-10"}
-"""
+PRIORITY_QUEUES = queues_config(
+    """
+- name: high
+  properties: {priority.offset: "1000"}
+  resources: {guaranteed: {vcore: 4}}
+- name: plain
+  resources: {guaranteed: {vcore: 4}}
+- name: batch
+- name: tenant
+  properties: {priority.policy: fence, priority.offset: "-10"}
+""",
+    root_properties=DELAY,
+)
 
 
 def test_a_queue_priority_offset_lifts_its_pods_above_higher_priority_victims() -> None:

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-from tests.core.scheduling.world import World
+from tests.core.scheduling.world import World, queues_config
 
-TREE = """
-partitions:
-  - name: default
-    placementrules: [{name: provided}]
-    queues:
-      - name: root
-        submitacl: "*"
-        properties: {preemption.delay: 1h}
-        queues:
-          - name: a
-          - name: b
-            properties: {priority.offset: "%s"}
-"""
+TREE = queues_config(
+    """
+- name: a
+- name: b
+  properties: {priority.offset: "%s"}
+""",
+    root_properties="{preemption.delay: 1h}",
+)
 
 
 def test_the_queue_with_the_higher_priority_is_served_first() -> None:

@@ -61,6 +61,18 @@ def affinity(*terms: Iterable[tuple[str, str, tuple[str, ...]]]) -> tuple[NodeSe
     )
 
 
+def queues_config(children: str, *, root_properties: str = "", partition: str = "") -> str:
+    """queues.yaml with the `provided` placement rule: `children` are root's queues (a YAML list),
+    `root_properties` a flow mapping of root's properties, `partition` one more partition key."""
+    body = textwrap.indent(textwrap.dedent(children).strip("\n"), " " * 10)
+    props = f"\n        properties: {root_properties}" if root_properties else ""
+    extra = f"\n    {partition}" if partition else ""
+    return (
+        "partitions:\n  - name: default\n    placementrules: [{name: provided}]"
+        f"{extra}\n    queues:\n      - name: root\n        submitacl: \"*\"{props}\n        queues:\n{body}\n"
+    )
+
+
 class Outputs:
     """The shim side of the interface: records every callback; `on_bind` may act on a bind."""
 
