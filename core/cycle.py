@@ -92,6 +92,11 @@ def _park(state: CoreState, app: Application, ask: Ask, reason: str, now: float,
     app.park(ask.key, state.version)
     state.metrics.attempts_failed += 1
     state.rules[ask.key] = rule
+    explain_wait(state, ask, reason, now)
+
+
+def explain_wait(state: CoreState, ask: Ask, reason: str, now: float) -> None:
+    """Say why the pending pod waits (once per new reason: the pod's condition and its events)."""
     if state.reasons.get(ask.key) != reason:
         state.reasons[ask.key] = reason
         state.emit(
@@ -101,7 +106,7 @@ def _park(state: CoreState, app: Application, ask: Ask, reason: str, now: float,
                 object_id=ask.key,
                 reason="Unschedulable",
                 message=reason,
-                reference_id=app.app_id,
+                reference_id=ask.application_id,
                 name=ask.display_name,
             )
         )

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from core.cycle import admissible, request_eviction
+from core.cycle import admissible, explain_wait, request_eviction
 from core.events import REQUEST, SchedulingEvent
 from core.objects import queue_priority
 from core.objects.application import Application
@@ -145,7 +145,7 @@ def _start(state: CoreState, leaf: Queue, ask: Ask, plan: NodePlan, now: float) 
     node.hold(ask.key, ask.resource)
     state.partition.node_index.refresh(node)
     waiting = f"waiting for {len(victims)} preempted pod(s) on node {plan.node_id} to end"
-    state.reasons[ask.key] = waiting
+    explain_wait(state, ask, waiting, now)
     names = ", ".join(sorted(v.allocation.display_name for v in plan.victims))
     state.emit(
         SchedulingEvent(

@@ -127,3 +127,16 @@ def _note(i: int) -> EventNote:
     note = pod_event(scheduled(f"job-{i}"), lambda key: None)
     assert note is not None
     return note
+
+
+def test_preemption_posts_events_on_the_victim_and_on_the_preemptor(api: KmockThread) -> None:
+    out = writer(api)
+    victim = "preempted by team-a/ml-0 (priority 0) of queue root.ml, under its guarantee, on node n1"
+    out.observe(SchedulingEvent(0.0, REQUEST, "uid-batch-3", "Preempted", victim, name="team-a/batch-3"))
+    out.observe(
+        SchedulingEvent(0.0, REQUEST, "uid-ml-0", "Preempting", "waiting for 1: team-a/batch-3", name="team-a/ml-0")
+    )
+    assert out.flush() == 2
+    by_pod = {e["involvedObject"]["name"]: e for e in events(api)}
+    assert (by_pod["batch-3"]["reason"], by_pod["batch-3"]["message"]) == ("Preempted", victim)
+    assert by_pod["ml-0"]["reason"] == "Preempting" and by_pod["ml-0"]["type"] == "Normal"

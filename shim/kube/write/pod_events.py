@@ -40,6 +40,7 @@ POD_EVENTS: dict[str, tuple[str, str]] = {
     "Unschedulable": (WARNING, "FailedScheduling"),
     "Evicted": (WARNING, "Evicted"),
     "Preempted": (NORMAL, "Preempted"),
+    "Preempting": (NORMAL, "Preempting"),
     "EvictionRefused": (WARNING, "EvictionRefused"),
     "PreferencesIgnored": (NORMAL, "PreferencesIgnored"),
 }

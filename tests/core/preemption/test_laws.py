@@ -47,6 +47,9 @@ def test_an_ask_under_its_guarantee_preempts_after_the_delay_and_gets_the_room()
     _, reason = world.out.evictions[0]
     assert "preempted by default/p0" in reason and "root.prod" in reason and "root.batch" in reason
     assert "waiting for 1 preempted pod(s) on node n1" in (world.reason("p0") or "")
+    said = [e for e in world.out.reasons("Unschedulable", "Preempting") if e.object_id == "p0"]
+    assert [e.reason for e in said[-2:]] == ["Unschedulable", "Preempting"]  # the pod's condition, then whom
+    assert "waiting for 1 preempted pod(s)" in said[-2].message and "default/b3" in said[-1].message
     world.finish("b3")
     assert world.schedule() == {"p0": "n1"}
 
