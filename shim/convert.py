@@ -31,6 +31,7 @@ from core.resources import QuantityError, Resource, resource_from_kubernetes
 from shim.convert_pod import (
     PODS,
     ConversionError,
+    allows_preemption,
     annotations_of,
     labels_of,
     list_at,
@@ -57,7 +58,6 @@ ANNOTATION_NS_MAX_CPU = YK_PREFIX + "namespace.max.cpu"
 ANNOTATION_NS_MAX_MEMORY = YK_PREFIX + "namespace.max.memory"
 ANNOTATION_NS_GUARANTEED = YK_PREFIX + "namespace.guaranteed"
 ANNOTATION_NS_MAX_APPS = YK_PREFIX + "namespace.maxApps"
-ANNOTATION_ALLOW_PREEMPTION = YK_PREFIX + "allow-preemption"  # "false": preempted across queues last
 
 KOORD_PREFIX = "quota.scheduling.koordinator.sh/"
 LABEL_QUOTA_NAME = KOORD_PREFIX + "name"
@@ -281,32 +281,6 @@ def pod_to_ask(pod: Mapping[str, Any], namespace: Mapping[str, Any] | None, sche
         created=created,
         problems=tuple(problems),
     )
-
-
-def allows_preemption(pod: Mapping[str, Any]) -> bool:
-    """False when the pod carries `yunikorn.apache.org/allow-preemption: "false"` (YuniKorn's
-    admission controller copies it from the pod's PriorityClass; the pod's own value wins)."""
-    return str(annotations_of(pod).get(ANNOTATION_ALLOW_PREEMPTION, "true")).strip().lower() != "false"
-
-
-def with_priority_class(pod: dict[str, Any], priority_class: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The pod as admission leaves it: `spec.priority` from its PriorityClass's `value` (when
-    the pod sets none), and the class's `allow-preemption` annotation copied onto the pod
-    unless the pod sets its own (what YuniKorn's admission controller does)."""
-    if priority_class is None:
-        return pod
-    spec = pod.setdefault("spec", {})
-    value = priority_class.get("value")
-    if spec.get("priority") is None and isinstance(value, int) and not isinstance(value, bool):
-        spec["priority"] = value
-    opt_out = annotations_of(priority_class).get(ANNOTATION_ALLOW_PREEMPTION)
-    if opt_out is not None:
-        meta = pod.setdefault("metadata", {})
-        annotations = meta.get("annotations")
-        annotations = dict(annotations) if isinstance(annotations, Mapping) else {}
-        annotations.setdefault(ANNOTATION_ALLOW_PREEMPTION, str(opt_out))
-        meta["annotations"] = annotations
-    return pod
 
 
 def pod_is_finished(pod: Mapping[str, Any]) -> bool:

@@ -1,4 +1,5 @@
-"""Reading a pod spec: how much a pod occupies on its node and where it may run.
+"""Reading a pod spec: how much a pod occupies on its node, where it may run, and whether it
+asked not to be preempted (with what its PriorityClass adds at admission).
 
 Also the shared helpers for reading Kubernetes objects as plain dicts and the ConversionError
 every conversion raises; shim/convert.py re-exports what callers use.
@@ -13,6 +14,7 @@ from core.objects.constraints import NodeConstraints, NodeSelectorRequirement, N
 from core.resources import QuantityError, Resource, resource_from_kubernetes
 
 PODS = "pods"
+ANNOTATION_ALLOW_PREEMPTION = "yunikorn.apache.org/allow-preemption"  # "false": preempted across queues last
 
 
 class ConversionError(ValueError):
@@ -156,3 +158,29 @@ def pod_constraints(pod: Mapping[str, Any]) -> NodeConstraints:
         required_terms=terms,
         tolerations=tolerations,
     )
+
+
+def allows_preemption(pod: Mapping[str, Any]) -> bool:
+    """False when the pod carries `yunikorn.apache.org/allow-preemption: "false"` (YuniKorn's
+    admission controller copies it from the pod's PriorityClass; the pod's own value wins)."""
+    return str(annotations_of(pod).get(ANNOTATION_ALLOW_PREEMPTION, "true")).strip().lower() != "false"
+
+
+def with_priority_class(pod: dict[str, Any], priority_class: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The pod as admission leaves it: `spec.priority` from its PriorityClass's `value` (when
+    the pod sets none), and the class's `allow-preemption` annotation copied onto the pod
+    unless the pod sets its own (what YuniKorn's admission controller does)."""
+    if priority_class is None:
+        return pod
+    spec = pod.setdefault("spec", {})
+    value = priority_class.get("value")
+    if spec.get("priority") is None and isinstance(value, int) and not isinstance(value, bool):
+        spec["priority"] = value
+    opt_out = annotations_of(priority_class).get(ANNOTATION_ALLOW_PREEMPTION)
+    if opt_out is not None:
+        meta = pod.setdefault("metadata", {})
+        annotations = meta.get("annotations")
+        annotations = dict(annotations) if isinstance(annotations, Mapping) else {}
+        annotations.setdefault(ANNOTATION_ALLOW_PREEMPTION, str(opt_out))
+        meta["annotations"] = annotations
+    return pod

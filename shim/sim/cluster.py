@@ -30,16 +30,8 @@ from core.objects.node_index import static_mismatch
 from core.objects.node_info import NodeInfo
 from core.resources import Resource, format_resource
 from core.scheduler import Scheduler
-from shim.convert import (
-    LABEL_IS_PARENT,
-    is_herder_pod,
-    node_to_info,
-    pod_to_allocation,
-    pod_to_ask,
-    quota_to_spec,
-    with_priority_class,
-)
-from shim.convert_pod import ConversionError, labels_of, map_at, pod_constraints, pod_resource
+from shim.convert import LABEL_IS_PARENT, is_herder_pod, node_to_info, pod_to_allocation, pod_to_ask, quota_to_spec
+from shim.convert_pod import ConversionError, labels_of, map_at, pod_constraints, pod_resource, with_priority_class
 from shim.sim.manifests import labels_match, namespace_manifest, rfc3339
 from shim.sim.scenario import DEFAULT_NAMESPACE
 
