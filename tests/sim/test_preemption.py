@@ -129,3 +129,31 @@ def test_a_priority_class_without_an_integer_value_is_refused() -> None:
     with pytest.raises(ScenarioError) as refused:
         simulate({"name": "bad", "config": _queues({"name": "a"}), "priorityclasses": [bad]})
     assert "priorityclasses[0].value: expected an integer, got 'high'" in str(refused.value)
+
+
+def test_a_priority_queue_preempts_pods_of_a_higher_pod_priority() -> None:
+    # YuniKorn's priority-queue case: the queue's offset counts, not only the pods' priorities.
+    def run(offset: str) -> dict[str, Any]:
+        return simulate(
+            {
+                "name": "priority-queue",
+                "config": _queues(
+                    {
+                        "name": "urgent",
+                        "properties": {"priority.offset": offset},
+                        "resources": {"guaranteed": {"vcore": 2}},
+                    },
+                    {"name": "batch"},
+                ),
+                "nodes": [node(cpu="2", memory="64Gi")],
+                "workload": [
+                    pod("batch", count=2, duration=1000, priority=100, labels=_in("root.batch", "batch")),
+                    pod("urgent", at=10, count=2, duration=100, priority=0, labels=_in("root.urgent", "urgent")),
+                ],
+            }
+        )
+
+    pods = run("1000")["pods"]
+    assert [pods[f"default/urgent-{i}"]["bound"] for i in range(2)] == [40, 40]
+    pods = run("0")["pods"]  # priority 0 may not preempt priority 100: they wait for the batch pods
+    assert [pods[f"default/urgent-{i}"]["bound"] for i in range(2)] == [1000, 1000]
