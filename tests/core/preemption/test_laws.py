@@ -35,7 +35,9 @@ def cluster(config: str = TREE, cpu: int = 4) -> World:
     return world
 
 
-def test_an_ask_under_its_guarantee_preempts_after_the_delay_and_gets_the_room() -> None:
+def preempting() -> World:
+    """A full node of batch pods, and a prod pod that waits out its delay: then batch's newest
+    pod goes (batch is over its guarantee of nothing, prod under its 4 cores)."""
     world = cluster()
     full(world)
     world.pod("p0", queue="root.prod", app="prod-app")
@@ -43,7 +45,12 @@ def test_an_ask_under_its_guarantee_preempts_after_the_delay_and_gets_the_room()
     assert world.out.evictions == []
     assert world.sched.preemption_due() == 14  # queued at 4, preemption.delay 10s
     world.schedule(advance=5)
-    assert world.out.evicted() == ["b3"]  # the newest pod of the queue over its guarantee
+    assert world.out.evicted() == ["b3"]
+    return world
+
+
+def test_an_ask_under_its_guarantee_preempts_after_the_delay_and_gets_the_room() -> None:
+    world = preempting()
     _, reason = world.out.evictions[0]
     assert "preempted by default/p0" in reason and "root.prod" in reason and "root.batch" in reason
     assert "waiting for 1 preempted pod(s) on node n1" in (world.reason("p0") or "")
@@ -55,11 +62,7 @@ def test_an_ask_under_its_guarantee_preempts_after_the_delay_and_gets_the_room()
 
 
 def test_the_held_room_goes_to_the_preemptor_not_to_another_queue() -> None:
-    world = cluster()
-    full(world)
-    world.pod("p0", queue="root.prod", app="prod-app")
-    world.schedule(advance=10)
-    assert world.out.evicted() == ["b3"]
+    world = preempting()
     world.pod("late", queue="root.batch", app="late-app", priority=1000)
     world.finish("b3")
     bound = world.schedule()
@@ -218,11 +221,7 @@ def test_nothing_is_preempted_where_preemption_is_off(config: str) -> None:
 
 
 def test_a_refused_eviction_lets_the_room_go_and_the_search_try_again() -> None:
-    world = cluster()
-    full(world)
-    world.pod("p0", queue="root.prod", app="prod-app")
-    world.schedule(advance=10)
-    assert world.out.evicted() == ["b3"]
+    world = preempting()
     world.sched.eviction_failed("b3", "PodDisruptionBudget says no")
     world.schedule()
     assert world.out.evicted() == ["b3", "b2"]  # the next victim; b3 stays
