@@ -102,3 +102,24 @@ def test_foreign_pod_is_reported_and_its_room_respected(cluster: Cluster, namesp
         return any(namespace in json.dumps(a) for a in entry.get("foreignAllocations") or [])
 
     assert eventually(foreign_on_node, "the foreign pod in the node's foreignAllocations")
+
+
+def test_webhook_copies_the_preemption_opt_out_of_the_pods_priority_class(cluster: Cluster, namespace: str) -> None:
+    classes = client.SchedulingV1Api(cluster.core.api_client)
+    name = f"{namespace}-keep"
+    opt_out = {"yunikorn.apache.org/allow-preemption": "false"}
+    classes.create_priority_class(
+        client.V1PriorityClass(metadata=client.V1ObjectMeta(name=name, annotations=opt_out), value=10)
+    )
+    tries = iter(range(1000))
+
+    def created_with_the_opt_out() -> bool:  # Herder learns of the class through its watch
+        pod = herder_pod(f"keep-{next(tries)}")
+        pod.spec.priority_class_name = name
+        created = cluster.core.create_namespaced_pod(namespace, pod)
+        return (created.metadata.annotations or {}).get("yunikorn.apache.org/allow-preemption") == "false"
+
+    try:
+        eventually(created_with_the_opt_out, "a pod carrying its PriorityClass's allow-preemption annotation")
+    finally:
+        classes.delete_priority_class(name)

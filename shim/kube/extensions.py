@@ -127,6 +127,7 @@ def register_webhooks(op: HerderOperator, registry: kopf.OperatorRegistry, setti
         settings=lambda: op.scheduler.settings,
         quota_tree=scheduler_quota_tree(op.scheduler, lambda: op.status.synced),
         namespace=op.cache.namespace,
+        priority_class=op.cache.priority_class,
     )
     register_webhooks(registry, deps)
     settings.admission.server = webhook_server(

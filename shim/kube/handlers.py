@@ -1,6 +1,7 @@
 """kopf's part of the operator: which handlers watch what, and the kopf settings Herder needs.
 
-kopf watches namespaces and ElasticQuotas with `@kopf.on.event` handlers only: they keep no
+kopf watches namespaces, PriorityClasses (for the pod webhook) and ElasticQuotas with
+`@kopf.on.event` handlers only: they keep no
 state in kopf, add no finalizers and send no patches (`on.create`/`update`, timers and daemons
 would write annotations, status fields and finalizers). Pods and nodes are not watched by kopf
 at all: their events are the hot path and go through shim/kube/watch/reflector.py, so kopf never sees,
@@ -105,6 +106,14 @@ def build_registry(op: HerderOperator) -> kopf.OperatorRegistry:
             op.pods.namespace_deleted(_object(event))
         else:
             op.pods.namespace_changed(_object(event))
+
+    @kopf.on.event("scheduling.k8s.io", "v1", "priorityclasses", registry=registry)
+    async def priority_class_event(event: Mapping[str, Any], **_: Any) -> None:
+        obj = _object(event)
+        if event.get("type") == "DELETED":
+            op.cache.drop_priority_class(str(obj.get("metadata", {}).get("name")))
+        else:
+            op.cache.put_priority_class(obj)
 
     @kopf.on.event(QUOTA_GROUP, QUOTA_VERSION, QUOTA_PLURAL, registry=registry)
     async def quota_event(event: Mapping[str, Any], **_: Any) -> None:

@@ -19,6 +19,7 @@ SHIM_API_CALLS: frozenset[tuple[str, str, str, str]] = frozenset(
     | {("scheduling.sigs.k8s.io", "elasticquotas", verb, CLUSTER) for verb in (*_READ, "patch")}
     | {("scheduling.sigs.k8s.io", "elasticquotas/status", "patch", CLUSTER)}
     | {("authentication.k8s.io", "tokenreviews", "create", CLUSTER)}
+    | {("scheduling.k8s.io", "priorityclasses", verb, CLUSTER) for verb in _READ}
     | {("", "configmaps", verb, OWN_NAMESPACE) for verb in _READ}
     | {
         ("coordination.k8s.io", "leases", verb, OWN_NAMESPACE)

@@ -51,6 +51,7 @@ EVENTS = kmock.resource("", "v1", "events")
 NEW_EVENTS = kmock.resource("events.k8s.io", "v1", "events")
 LEASES = kmock.resource("coordination.k8s.io", "v1", "leases")
 QUOTAS = kmock.resource("scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas")
+PRIORITY_CLASSES = kmock.resource("scheduling.k8s.io", "v1", "priorityclasses")
 
 _READ_WRITE = ["get", "list", "watch", "create", "patch", "update", "delete"]
 RESOURCES: dict[Any, kmock.ResourceInfo] = {
@@ -66,6 +67,7 @@ RESOURCES: dict[Any, kmock.ResourceInfo] = {
     QUOTAS: kmock.ResourceInfo(
         kind="ElasticQuota", namespaced=True, verbs=_READ_WRITE, subresources=["status"], shortnames=["eq"]
     ),
+    PRIORITY_CLASSES: kmock.ResourceInfo(kind="PriorityClass", namespaced=False, verbs=_READ_WRITE),
 }
 # What a namespace deletion takes with it, pods first so quotas are no longer in use.
 NAMESPACED_ORDER = (PODS, QUOTAS, CONFIGMAPS, EVENTS, NEW_EVENTS, LEASES)

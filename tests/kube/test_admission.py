@@ -365,3 +365,22 @@ def test_mpi_replica_specs_by_name_and_spark_annotations_are_stamped() -> None:
 def test_a_malformed_template_path_setting_is_refused_naming_it() -> None:
     with pytest.raises(SettingsError, match=r"admission\.templatePaths: 'RayCluster': expected Kind=dotted\.path"):
         parse_settings({"admission.templatePaths": "RayCluster"})
+
+
+# --- preemption opt-out from the PriorityClass ---------------------------------------------
+
+KEEP = {"metadata": {"name": "keep", "annotations": {"yunikorn.apache.org/allow-preemption": "false"}}, "value": 10}
+
+
+def test_a_new_pod_gets_its_priority_class_preemption_opt_out() -> None:
+    decision = review_pod(create(pod()), POLICY, TREE, None, KEEP)
+    assert decision.patch["metadata"]["annotations"]["yunikorn.apache.org/allow-preemption"] == "false"
+    assert stamped(decision)["user"] == "alice"  # beside the identity, not instead of it
+
+
+def test_a_pod_own_allow_preemption_wins_over_its_class() -> None:
+    own = pod(annotations={"yunikorn.apache.org/allow-preemption": "true"})
+    decision = review_pod(create(own), POLICY, TREE, None, KEEP)
+    assert "yunikorn.apache.org/allow-preemption" not in decision.patch["metadata"]["annotations"]
+    plain = review_pod(create(pod()), POLICY, TREE, None, {"metadata": {"name": "plain"}, "value": 0})
+    assert "yunikorn.apache.org/allow-preemption" not in plain.patch["metadata"]["annotations"]

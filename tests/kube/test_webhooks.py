@@ -43,6 +43,7 @@ class World:
 
     quotas: QuotaTree | None = field(default_factory=lambda: QuotaTree({}, {}))
     namespaces: dict[str, dict[str, Any]] = field(default_factory=dict)
+    priority_classes: dict[str, dict[str, Any]] = field(default_factory=dict)
     url: str = ""
 
 
@@ -62,7 +63,12 @@ def world() -> Iterator[World]:
         def login(**_: Any) -> kopf.ConnectionInfo:
             return kopf.ConnectionInfo(server=api.url)
 
-        deps = WebhookDeps(settings=Settings, quota_tree=lambda: world.quotas, namespace=world.namespaces.get)
+        deps = WebhookDeps(
+            settings=Settings,
+            quota_tree=lambda: world.quotas,
+            namespace=world.namespaces.get,
+            priority_class=world.priority_classes.get,
+        )
         register_webhooks(registry, deps)
         port = _free_port()
         settings = kopf.OperatorSettings()
@@ -183,6 +189,21 @@ def test_new_pod_gets_its_creator_and_herder_as_scheduler(world: World) -> None:
 def test_pod_in_a_namespace_that_did_not_opt_in_keeps_its_scheduler(world: World) -> None:
     response = review(world, MUTATE_POD, pod_request("CREATE", ALICE, a_pod(labels={"app": "x"})))
     assert [op["path"] for op in json_patch(response)] == ["/metadata/annotations"]
+
+
+def test_a_pod_gets_the_preemption_opt_out_of_its_priority_class(world: World) -> None:
+    world.priority_classes["keep"] = {
+        "metadata": {"name": "keep", "annotations": {"yunikorn.apache.org/allow-preemption": "false"}},
+        "value": 100,
+    }
+    pod = a_pod()
+    pod["spec"]["priorityClassName"] = "keep"
+    try:
+        response = review(world, MUTATE_POD, pod_request("CREATE", ALICE, pod))
+    finally:
+        world.priority_classes.clear()
+    annotations = {op["path"]: op for op in json_patch(response)}["/metadata/annotations"]["value"]
+    assert annotations["yunikorn.apache.org/allow-preemption"] == "false"
 
 
 def test_forged_identity_is_refused_with_the_reason(world: World) -> None:

@@ -14,6 +14,8 @@ The trust model (docs/operator.md, "Webhooks and trust"):
   trusted controller's pod (ownerReference with `controller: true`) keeps the template's
   identity while `admission.trustControllers` is true; when it is false such a pod is accounted
   to the requester (the controller) instead.
+- A new pod whose PriorityClass carries `yunikorn.apache.org/allow-preemption` gets it copied
+  (unless it sets its own), as YuniKorn's admission controller does.
 - On UPDATE nobody may change a pod's user.info or its `quota.scheduling.koordinator.sh/preemptible`
   label; an untrusted requester may not change a workload template's user.info.
 
@@ -33,7 +35,15 @@ from core.config.settings import Settings
 from core.elastic.spec import ElasticQuotaSpec
 from core.elastic.validation import validate_pod_labels
 from shim.convert import ANNOTATION_USER_INFO, LABEL_PREEMPTIBLE, LABEL_QUOTA_NAME, user_info
-from shim.convert_pod import ConversionError, annotations_of, labels_of, list_at, map_at, meta_of
+from shim.convert_pod import (
+    ANNOTATION_ALLOW_PREEMPTION,
+    ConversionError,
+    annotations_of,
+    labels_of,
+    list_at,
+    map_at,
+    meta_of,
+)
 from shim.kube.admission.templates import BUILTIN_TEMPLATE_PATHS, parse_template_paths, stamp_patch, templates
 
 DEFAULT_SCHEDULER = "default-scheduler"
@@ -198,9 +208,12 @@ def review_pod(
     policy: AdmissionPolicy,
     quotas: QuotaTree | None,
     namespace: Mapping[str, Any] | None,
+    priority_class: Mapping[str, Any] | None = None,
 ) -> Decision:
-    """Stamp the requester's identity and Herder's scheduler on a new pod; refuse forged identities,
-    pods naming a parent quota and changes of user.info or the preemptible label."""
+    """Stamp the requester's identity and Herder's scheduler on a new pod, and the preemption
+    opt-out of its PriorityClass (`priority_class`, when the pod names one Herder knows) unless
+    the pod sets its own; refuse forged identities, pods naming a parent quota and changes of
+    user.info or the preemptible label."""
     where = describe(request, "pod")
     pod = request_object(request)
     who = requester(request)
@@ -242,6 +255,10 @@ def review_pod(
     problems = validate_pod_labels(specs, str(label) if label else None, None, _preemptible(pod))
     if problems:
         return Decision.deny(f"{where}: {'; '.join(problems)}", INVALID)
+
+    opt_out = annotations_of(priority_class).get(ANNOTATION_ALLOW_PREEMPTION)
+    if opt_out is not None and ANNOTATION_ALLOW_PREEMPTION not in annotations_of(pod):
+        patch.setdefault("metadata", {}).setdefault("annotations", {})[ANNOTATION_ALLOW_PREEMPTION] = str(opt_out)
 
     scheduler = map_at(pod, "spec").get("schedulerName")
     if scheduler in (None, "", DEFAULT_SCHEDULER) and _opted_in(namespace, policy.namespace_label):

@@ -12,6 +12,7 @@ Surface for the operator (`herder run`):
         settings=lambda: scheduler.settings,                 # read per request: hot reload applies
         quota_tree=scheduler_quota_tree(scheduler, ready),   # None until the initial sync is done
         namespace=cache.namespace,                           # Namespace object by name, or None
+        priority_class=cache.priority_class,                 # PriorityClass object by name, or None
     )
     register_webhooks(registry, deps)
     settings.admission.server = webhook_server(port=args.webhook_port, certfile=args.webhook_cert,
@@ -44,6 +45,7 @@ import kopf
 
 from core.config.settings import Settings
 from core.elastic.spec import ElasticQuotaSpec
+from shim.convert_pod import map_at
 from shim.kube.admission.decisions import (
     WORKLOAD_RESOURCES,
     AdmissionPolicy,
@@ -51,6 +53,7 @@ from shim.kube.admission.decisions import (
     NamespaceLookup,
     QuotaTree,
     QuotaTreeProvider,
+    request_object,
     review_pod,
     review_workload,
 )
@@ -93,6 +96,7 @@ class WebhookDeps:
     settings: Callable[[], Settings]
     quota_tree: QuotaTreeProvider
     namespace: NamespaceLookup
+    priority_class: Callable[[str], Mapping[str, Any] | None] = lambda name: None  # by name, or None
 
 
 class _QuotaTreeSource(Protocol):
@@ -155,11 +159,13 @@ def register_webhooks(registry: kopf.OperatorRegistry, deps: WebhookDeps) -> Non
     def mutate_pod(**kwargs: Any) -> None:
         request = _request_of(kwargs)
         namespace = request["namespace"]
+        class_name = map_at(request_object(request), "spec").get("priorityClassName")
         decision = review_pod(
             request,
             AdmissionPolicy.from_settings(deps.settings()),
             deps.quota_tree(),
             deps.namespace(namespace) if namespace else None,
+            deps.priority_class(str(class_name)) if class_name else None,
         )
         _apply(decision, kwargs["patch"])
 

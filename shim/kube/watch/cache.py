@@ -1,4 +1,4 @@
-"""The shim's own view of pods, nodes and namespaces, filled from watch events.
+"""The shim's own view of pods, nodes, namespaces and PriorityClasses, filled from watch events.
 
 kopf keeps no objects for us, and the binder, evictor and status writers need to find a pod
 by the core's key (its uid), and a pod's ask needs its namespace's annotations.
@@ -26,6 +26,7 @@ class KubeCache:
         self._pods: dict[str, KubeObject] = {}
         self._nodes: dict[str, KubeObject] = {}
         self._namespaces: dict[str, KubeObject] = {}
+        self._priority_classes: dict[str, KubeObject] = {}
 
     def put_pod(self, pod: KubeObject) -> str:
         key = pod_key(pod)
@@ -78,6 +79,19 @@ class KubeCache:
     def namespace(self, name: str) -> KubeObject | None:
         with self._lock:
             return self._namespaces.get(name)
+
+    def put_priority_class(self, priority_class: KubeObject) -> None:
+        with self._lock:
+            self._priority_classes[str(_meta(priority_class).get("name"))] = priority_class
+
+    def drop_priority_class(self, name: str) -> None:
+        with self._lock:
+            self._priority_classes.pop(name, None)
+
+    def priority_class(self, name: str) -> KubeObject | None:
+        """The PriorityClass by name (the pod webhook copies its preemption opt-out), or None."""
+        with self._lock:
+            return self._priority_classes.get(name)
 
     def pods_in(self, namespace: str) -> list[KubeObject]:
         """Pods of one namespace, to re-derive their asks when its annotations change."""
