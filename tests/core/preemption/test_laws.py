@@ -311,3 +311,15 @@ def test_a_reload_with_a_bad_preemption_key_is_refused_and_the_old_config_stays(
     assert "root.properties.preemption.delay: not a duration: 'soon'" in str(refused.value)
     assert world.queue("root.prod")["preemptionDelay"] == "10s"
     assert world.out.reasons("ConfigRefused")
+
+
+def test_a_pod_its_elastic_quota_refuses_never_preempts_so_the_two_never_fight() -> None:
+    # Preempting for it would free room its quota then refuses it (or the recycler takes back).
+    world = cluster(cpu=5)
+    world.quota("team", min={"cpu": 1}, max={"cpu": 1})
+    world.pod("t0", queue="root.prod", app="team-app", namespace="team")
+    world.schedule(advance=1)
+    full(world)
+    world.pod("t1", queue="root.prod", app="team-app", namespace="team")  # prod is under its guarantee
+    world.schedule(advance=30)
+    assert world.node_of("t0") == "n1" and world.out.evictions == []
