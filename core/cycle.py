@@ -4,7 +4,9 @@ The walk follows the queue tree: a parent's children in fair order, a leaf's app
 its policy's order, an application's asks by priority then age. For an ask the checks run in
 DESIGN's order and stop at the first "no":
 
-0. a pod preemption holds room for waits for its victims, then takes the held room;
+0. a gang's say (core/gang/): hold the pod while its gang reserves, or free the placeholder
+   it replaces (then the pod goes to that placeholder's node); a pod preemption holds room for
+   waits for its victims, then takes the held room;
 1. rules the shim marked as ones Herder cannot honour -> wait;
 2. queue max along the whole path, and maxapplications when the application is not running;
 3. user and group limits: the user group manager's increase either applies or denies;
@@ -18,10 +20,14 @@ pod that cannot run is parked with a reason a person can read until something ch
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from core.elastic.manager import NodeSlot, RunningPod
 from core.elastic.spec import DEFAULT_QUOTA, SYSTEM_QUOTA
 from core.events import REQUEST, SchedulingEvent
 from core.fit import fit_reason, pod_rule_masks, select_node, wake_rule_waiters
+from core.gang import tidy as gang_steps
+from core.gang.gang import step_for
 from core.objects.application import Application
 from core.objects.application_state import AppState
 from core.objects.ask import Allocation, Ask
@@ -150,6 +156,16 @@ def admissible(state: CoreState, leaf: Queue, app: Application, ask: Ask) -> boo
 
 def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: float) -> Allocation | None:
     """Run every check for one ask; place it or park it with the first reason it cannot run."""
+    replacing: str | None = None  # the node of the placeholder this pod replaces
+    replaces = ""
+    if state.gangs.gangs or ask.task_group:
+        step = step_for(state.gangs, state.allocations, leaf.path, ask)
+        if step.hold:
+            _park(state, app, ask, step.hold, now)
+            return None
+        if step.replace is not None or step.release is not None:
+            replacing = gang_steps.take_placeholder(state, step, ask, now)
+            replaces = step.replace.key if step.replace is not None else ""
     reason, cluster_full, rule = _rule_reason(state, leaf, app, ask)
     if reason is None and cluster_full and not _preemption_may_help(state, ask):
         reason, rule = cluster_full, NO_NODE_FITS  # the cluster is full and nothing may be taken back for this ask
@@ -167,7 +183,7 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
     held = ask.key in state.holds
     if reason is None:
         rule = NO_NODE_FITS
-        node_id = None if cluster_full else select_node(state, ask)
+        node_id = replacing or (None if cluster_full else select_node(state, ask))
         if node_id is None and held:
             node_id, reason = _held_node(state, ask, cluster_full is None)
         if node_id is None:
@@ -180,7 +196,10 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
             reason = f"{reason}; waiting for preempted pods of quota {quota} to end"
         _park(state, app, ask, reason or "cannot run", now, rule)
         return None
-    return _commit(state, leaf, app, ask, quota, node_id, now)
+    allocation = _commit(state, leaf, app, ask, quota, node_id, now, replaces)
+    if ask.placeholder:
+        gang_steps.placeholder_placed(state, ask, now)
+    return allocation
 
 
 def _cluster_full(state: CoreState, resource: Resource) -> str | None:
@@ -218,13 +237,15 @@ def _held_node(state: CoreState, ask: Ask, may_place: bool) -> tuple[str | None,
 
 
 def _commit(
-    state: CoreState, leaf: Queue, app: Application, ask: Ask, quota: str, node_id: str, now: float
+    state: CoreState, leaf: Queue, app: Application, ask: Ask, quota: str, node_id: str, now: float, replaces: str = ""
 ) -> Allocation:
     partition = state.partition
     # Unix time, like the start time of a pod recovered from the cluster, so "newest first"
     # compares the two and documents show it as it is.
     placed_at = now + state.epoch_offset()
     allocation = Allocation.for_ask(ask, node_id, placed_at, queue_path=leaf.path)
+    if replaces:
+        allocation = replace(allocation, replaces=replaces)
     node = partition.nodes[node_id]
     partition.put_on_node(node, allocation)
     state.record_on_node(allocation, True, now)

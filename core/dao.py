@@ -130,6 +130,11 @@ def allocation_document(allocation: Allocation, partition: str) -> dict[str, Any
         doc["queueName"] = allocation.queue_path
         doc["allocationTime"] = allocated_ns
         doc["allocationDelay"] = max(0, (allocated_ns or 0) - (request_ns or 0))
+    ask = allocation.ask
+    if ask is not None and (ask.task_group or ask.placeholder):
+        doc["taskGroupName"] = ask.task_group
+        doc["placeholder"] = ask.placeholder
+        doc["placeholderUsed"] = bool(allocation.replaces)
     return doc
 
 
@@ -198,6 +203,7 @@ def application_document(state: CoreState, app: Application, offset: float) -> d
             "pendingCount": 1,
             "placeholder": False,
             "pendingReason": state.reasons.get(ask.key, ""),
+            **({"taskGroupName": ask.task_group, "placeholder": ask.placeholder} if ask.task_group else {}),
         }
         for ask in sorted(app.asks.values(), key=lambda a: (-a.priority, a.created, a.key))
     ]
@@ -224,6 +230,35 @@ def application_document(state: CoreState, app: Application, offset: float) -> d
             allocation_document(a, partition) for a in sorted(app.allocations.values(), key=lambda a: a.key)
         ],
         "requests": requests,
+        **placeholder_data(state, app.app_id),
+    }
+
+
+def placeholder_data(state: CoreState, app_id: str) -> dict[str, Any]:
+    """YuniKorn's `placeholderData` (one entry per task group) and Herder's `gangSchedulingStyle`
+    and `taskGroups`; nothing for an application without a gang."""
+    gang = state.gangs.gangs.get(app_id) or state.gangs.ended.get(app_id)
+    if gang is None:
+        return {}
+    spec = gang.spec
+    return {
+        "gangSchedulingStyle": spec.style,
+        "placeholderTimeoutInSeconds": spec.timeout,
+        "gangPhase": gang.phase,
+        "taskGroups": [
+            {"name": group.name, "minMember": group.min_member, "minResource": resource_doc(group.min_resource)}
+            for group in spec.groups
+        ],
+        "placeholderData": [
+            {
+                "taskGroupName": group.name,
+                "count": group.min_member,
+                "minResource": resource_doc(group.min_resource),
+                "replaced": gang.groups[group.name].replaced,
+                "timedout": gang.groups[group.name].timed_out,
+            }
+            for group in spec.groups
+        ],
     }
 
 

@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from core.elastic.spec import DEFAULT_QUOTA
 from core.events import APPLICATION, REQUEST, SchedulingEvent
+from core.gang import admission as gang
 from core.objects.application import Application
 from core.objects.application_state import AppState
 from core.objects.ask import Allocation, Ask
@@ -40,8 +41,16 @@ def queue_ask(state: CoreState, ask: Ask, now: float) -> None:
     if problem:
         unplace(state, ask, problem, now)
         return
+    failed = state.gangs.failed.get(ask.application_id)
+    if failed is not None:
+        unplace(state, ask, failed, now)
+        return
     app = application_for(state, ask, now)
     if app is None:
+        return
+    refusal = gang.admit(state, app, ask)
+    if refusal is not None:
+        reject_gang(state, app, ask, refusal, now)
         return
     queue = state.partition.find_queue(app.queue_path)
     assert queue is not None
@@ -90,6 +99,19 @@ def application_for(state: CoreState, ask: Ask, now: float) -> Application | Non
     return app
 
 
+def reject_gang(state: CoreState, app: Application, ask: Ask, reason: str, now: float) -> None:
+    """A gang that could never reserve: the application is rejected, its pods wait with the reason."""
+    state.metrics.apps_rejected += 1
+    state.rejected_apps.append((app.app_id, app.queue_path, reason, now))
+    state.emit(SchedulingEvent(now, APPLICATION, app.app_id, "Rejected", reason))
+    state.transition(app, AppState.REJECTED, now)
+    for key, held in list(app.asks.items()):
+        remove_ask(state, key, now)
+        unplace(state, held, reason, now)
+    unplace(state, ask, reason, now)
+    retire(state, app, now, keep=False)
+
+
 def unplace(state: CoreState, ask: Ask, reason: str, now: float) -> None:
     state.unplaced[ask.key] = Unplaced(ask, reason)
     state.rules[ask.key] = NOT_QUEUED
@@ -122,6 +144,7 @@ def remove_ask(state: CoreState, key: str, now: float) -> None:
     if app is None:
         return
     ask = app.remove_ask(key)
+    gang.gone(state, app.app_id, key)
     queue = state.partition.find_queue(app.queue_path)
     if ask is not None and queue is not None:
         queue.add_pending(ask.resource, -1)
@@ -191,6 +214,7 @@ def recover(state: CoreState, allocation: Allocation, node: Node, now: float) ->
     state.quotas.add_request(ask.key, quota, ask.resource, ask.preemptible)
     state.quotas.allocate(ask.key, quota, ask.resource, ask.preemptible, ask.priority, allocation.allocation_time)
     state.allocations[ask.key] = allocation
+    gang.recovered(state, app, allocation)
 
 
 def _own_application(state: CoreState, ask: Ask) -> Ask:
@@ -237,6 +261,7 @@ def release(state: CoreState, key: str, now: float) -> None:
     if node is not None:
         partition.take_off_node(node, key)
         state.record_on_node(allocation, False, now)
+    gang.gone(state, allocation.application_id, key)
     app = partition.applications.get(allocation.application_id)
     if app is not None and app.remove_allocation(key) is not None:
         queue = partition.find_queue(app.queue_path)
@@ -274,7 +299,7 @@ def settle(state: CoreState, app: Application, now: float) -> None:
         retire(state, app, now)
 
 
-def retire(state: CoreState, app: Application, now: float) -> None:
+def retire(state: CoreState, app: Application, now: float, keep: bool = True) -> None:
     partition = state.partition
     partition.applications.pop(app.app_id, None)
     queue = partition.find_queue(app.queue_path)
@@ -283,7 +308,8 @@ def retire(state: CoreState, app: Application, now: float) -> None:
         queue.pending_apps.pop(app.app_id, None)
         partition.prune(queue)
     app.finished_time = now
-    state.finished_apps.append(app)
+    if keep:
+        state.finished_apps.append(app)
     # Pods that waited because this application was someone else's may now form their own.
     for item in [item for item in state.unplaced.values() if item.ask.application_id == app.app_id]:
         del state.unplaced[item.ask.key]

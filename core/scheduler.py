@@ -35,6 +35,7 @@ from core.elastic.manager import QuotaStatus
 from core.elastic.spec import ElasticQuotaSpec
 from core.events import CONFIG, NODE, QUOTA, REQUEST, EventRing, SchedulingEvent
 from core.fit import node_verdicts
+from core.gang import tidy as gangs
 from core.lifecycle import COMPLETING_TIMEOUT, RECOVERY_QUEUE
 from core.metrics import SchedulerMetrics
 from core.objects.ask import Allocation, Ask
@@ -213,12 +214,14 @@ class Scheduler:
                 lifecycle.remove_ask(state, ask.key, when)
             state.unplaced.pop(ask.key, None)
             lifecycle.queue_ask(state, ask, when)
+            gangs.tidy(state, when)
             self._work.set()
 
     def remove_ask(self, key: str, now: float | None = None) -> None:
         """A pending pod was deleted (or was bound by someone else)."""
         with self._locked() as state:
             lifecycle.remove_ask(state, key, self._now(now))
+            gangs.tidy(state, self._now(now))
             self._changed(state)
 
     # -- allocations ---------------------------------------------------------------------
@@ -226,12 +229,14 @@ class Scheduler:
         """A pod already on a node: Herder's own (recovery) or another scheduler's (foreign)."""
         with self._locked() as state:
             lifecycle.add_allocation(state, allocation, self._now(now))
+            gangs.tidy(state, self._now(now))
             self._changed(state)
 
     def release_allocation(self, key: str, now: float | None = None) -> None:
         """The pod finished or was deleted, or its bind failed: every tracker rolls back."""
         with self._locked() as state:
             lifecycle.release(state, key, self._now(now))
+            gangs.tidy(state, self._now(now))
             self._changed(state)
 
     def eviction_failed(self, key: str, reason: str, now: float | None = None) -> None:
@@ -325,6 +330,8 @@ class Scheduler:
         self._work.clear()
         with self._locked() as state:
             state.metrics.cycles += 1
+            gangs.expire(state, when)
+            gangs.tidy(state, when)
             lifecycle.expire_completing(state, when)
         while True:
             with self._lock:

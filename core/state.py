@@ -36,6 +36,7 @@ from core.events import (
     EventRing,
     SchedulingEvent,
 )
+from core.gang.gang import GangRegistry
 from core.metrics import SchedulerMetrics
 from core.objects.application import Application
 from core.objects.application_state import AppState
@@ -113,6 +114,7 @@ class CoreState:
         self.pending_since: dict[str, float] = {}
         self.preempt_tried: dict[str, int] = {}
         self.preempt_due: float | None = None
+        self.gangs = GangRegistry()
         self.finished_apps: deque[Application] = deque(maxlen=HISTORY)
         self.rejected_apps: deque[tuple[str, str, str, float]] = deque(maxlen=HISTORY)
         self.outbox: list[Callable[[], None]] = []

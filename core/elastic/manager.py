@@ -237,6 +237,11 @@ class ElasticQuotaManager:
         spec = self._specs.get(quota)
         return spec.max if spec else Resource()
 
+    def max_of(self, quota: str) -> Resource:
+        """A quota's max (the default quota's from the settings; empty: no max)."""
+        with self._lock:
+            return self._max(quota)
+
     def runtime(self, name: str) -> Resource:
         with self._lock:
             if name in (SYSTEM_QUOTA, DEFAULT_QUOTA):

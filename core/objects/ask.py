@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from core.gang.spec import GangSpec
 from core.objects.constraints import NO_CONSTRAINTS, NodeConstraints
 from core.objects.pod_rules import NO_RULES, PodRules
 from core.resources import Resource
@@ -37,7 +38,9 @@ class Ask:
 
     `tags` carries what the namespace says (see TAG_*); `queue` is the queue the pod names, if
     any; `quota` is the elastic quota the pod names with its label, if any (the core resolves
-    namespace and default quotas itself).
+    namespace and default quotas itself). A gang's pods name their `task_group`; the pod that
+    defines the gang carries its `gang` spec; `placeholder` asks are the core's own (see
+    core/gang/).
     """
 
     key: str
@@ -56,6 +59,9 @@ class Ask:
     allow_preemption: bool = True  # False: the pod asked not to be preempted across queues (chosen last)
     created: float = 0.0
     problems: tuple[str, ...] = ()  # input the shim could not read (kept pending with this reason)
+    task_group: str = ""
+    gang: GangSpec | None = None
+    placeholder: bool = False
 
     @property
     def display_name(self) -> str:
@@ -70,6 +76,8 @@ class Allocation:
     `foreign` = "static" (owned by a Node: never preempted) or "default" and count on their
     node only. `queue_path` is set by the core when it places or recovers an allocation.
     `allocation_time` and `request_time` are Unix time (the pod's start and creation).
+    `replaces` names the gang placeholder this pod takes the place of: the shim deletes that
+    placeholder, then binds this pod to the same node.
     """
 
     key: str
@@ -90,6 +98,11 @@ class Allocation:
         if self.ask is not None:
             return self.ask.pod
         return self.pod or NO_RULES
+    replaces: str = ""
+
+    @property
+    def placeholder(self) -> bool:
+        return self.ask is not None and self.ask.placeholder
 
     @property
     def tags(self) -> dict[str, str]:

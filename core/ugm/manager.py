@@ -46,7 +46,7 @@ from core.config.schema import PartitionConfig
 from core.objects.ask import UserGroup
 from core.resources import Resource
 from core.ugm.documents import UsageSample, group_document, usage_samples, user_document
-from core.ugm.limits import LimitTable
+from core.ugm.limits import LimitTable, TrackingKind
 from core.ugm.queue_tracker import Levels, QueuePathError, path_levels
 from core.ugm.trackers import GroupTracker, Tracker, UserTracker
 
@@ -216,6 +216,27 @@ class UserGroupManager:
                 with tracker.lock:
                     samples.extend(usage_samples(tracker))
             return samples
+
+    def resource_limits(self, queue_path: str, user: UserGroup) -> list[tuple[str, str, Resource]]:
+        """(who, queue, max resources) of every user or group limit that applies to `user`'s
+        applications in `queue_path`, from the root down (a gang's size is checked against them)."""
+        with self._lock:
+            table = self._table
+        found: list[tuple[str, str, Resource]] = []
+        group = table.resolve_group(queue_path, user.groups)
+        try:
+            levels = path_levels(queue_path)
+        except QueuePathError:
+            return found
+        for _, path in levels:
+            limit = table.limit_for(TrackingKind.USER, user.user, path)
+            if limit.max_resources is not None:
+                found.append((f"user {user.user}", path, limit.max_resources))
+            if group is not None:
+                limit = table.limit_for(TrackingKind.GROUP, group, path)
+                if limit.max_resources is not None:
+                    found.append((f"group {group}", path, limit.max_resources))
+        return found
 
     # internals
 

@@ -1,0 +1,80 @@
+"""How a gang's pods join the core's picture: the definition accepted or refused, placeholders
+and real pods recovered after a restart, placeholders that went away.
+
+These functions only record; the lifecycle (core/lifecycle.py) queues, unplaces and rejects,
+and `core/gang/tidy.py` makes or releases the placeholders the record says are missing or left.
+"""
+
+from __future__ import annotations
+
+from core.gang.gang import RESERVED, Gang
+from core.gang.rules import gang_refusal
+from core.objects.application import Application
+from core.objects.ask import Allocation, Ask
+from core.state import CoreState
+
+_FAILED_KEPT = 1000  # failed and rejected gangs remembered (their pods stay out)
+
+
+def admit(state: CoreState, app: Application, ask: Ask) -> str | None:
+    """Take a pod of `app` into its gang (starting the gang if the pod defines it); the reason
+    the whole application is rejected, or None."""
+    gangs = state.gangs
+    gang = gangs.gangs.get(app.app_id)
+    if gang is not None:
+        if not ask.placeholder:
+            gang.seen_real = True
+        return None
+    spec = ask.gang
+    if spec is None or ask.placeholder or app.allocations:
+        return None  # no gang, or the application runs already without one: the definition is late
+    queue = state.partition.find_queue(app.queue_path)
+    assert queue is not None
+    reason = gang_refusal(state, queue, ask, spec)
+    if reason is not None:
+        remember_failure(state, app.app_id, reason)
+        return reason
+    gangs.start(queue.path, spec, ask).seen_real = True
+    state.bump()  # pods that named a group before the definition came may go on now
+    return None
+
+
+def remember_failure(state: CoreState, app_id: str, reason: str) -> None:
+    failed = state.gangs.failed
+    failed[app_id] = reason
+    while len(failed) > _FAILED_KEPT:
+        del failed[next(iter(failed))]
+
+
+def recovered(state: CoreState, app: Application, allocation: Allocation) -> None:
+    """A gang's pod found already on a node (a restart): a placeholder is counted as placed,
+    a real pod means the gang had reserved before."""
+    ask = allocation.ask
+    assert ask is not None
+    gangs = state.gangs
+    gang = gangs.gangs.get(app.app_id)
+    if gang is None:
+        if ask.gang is None:
+            return
+        gang = gangs.start(app.queue_path, ask.gang, ask)
+    gangs.touched.add(app.app_id)
+    if ask.placeholder:
+        progress = gang.groups.get(ask.task_group)
+        if progress is not None:
+            progress.placed.add(ask.key)
+            progress.asked.discard(ask.key)
+            started = allocation.allocation_time
+            gang.first_allocated = started if gang.first_allocated is None else min(gang.first_allocated, started)
+        return
+    gang.seen_real = True
+    if gang.reserving:
+        gangs.leave_reserving(gang, RESERVED)
+
+
+def gone(state: CoreState, app_id: str, key: str) -> None:
+    """A pod of a gang application left (a pending one removed, a placed one released)."""
+    gang: Gang | None = state.gangs.gangs.get(app_id)
+    if gang is None:
+        return
+    gang.forget(key)
+    state.gangs.touched.add(app_id)

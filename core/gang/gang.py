@@ -1,0 +1,193 @@
+"""What the core keeps per gang, and the decision for each of a gang's asks.
+
+A gang goes through these phases:
+
+    Reserving --every placeholder allocated--> Reserved --real pods replace placeholders-->
+    Reserving --timeout, Soft--> Resumed (placeholders released, normal scheduling)
+    Reserving --timeout, Hard--> Failed (ResourceReservationTimeout)
+    Reserved --timeout--> unused placeholders released, real pods placed normally
+
+While a gang is Reserving its real pods are held, so no real pod runs before the whole gang
+fits. Placeholder asks are made by the core itself (`placeholder_ask`), one per member of each
+task group, and placed like any pod: they count in every tracker exactly like the pods they
+stand for. In a leaf queue gangs reserve one at a time, in arrival order, so two gangs never
+each hold half of what both need.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field, replace
+
+from core.gang.spec import GangSpec, TaskGroup
+from core.objects.ask import Allocation, Ask
+
+RESERVING = "Reserving"
+RESERVED = "Reserved"
+RESUMED = "Resumed"
+FAILED = "Failed"
+
+_ENDED_KEPT = 1000
+_NOT_DNS = re.compile(r"[^a-z0-9-]+")
+
+
+@dataclass(slots=True)
+class GroupProgress:
+    """One task group: its pending placeholder asks, its placeholders on nodes, what became of them."""
+
+    asked: set[str] = field(default_factory=set)
+    placed: set[str] = field(default_factory=set)
+    replaced: int = 0
+    timed_out: int = 0
+
+
+class Gang:
+    __slots__ = ("app_id", "first_allocated", "groups", "made", "phase", "seen_real", "spec", "template")
+
+    def __init__(self, app_id: str, spec: GangSpec, template: Ask) -> None:
+        self.app_id = app_id
+        self.spec = spec
+        self.template = template  # the ask placeholders are cut from (namespace, user, priority, quota)
+        self.made = 0  # placeholder asks made so far (their names' seed)
+        self.phase = RESERVING
+        self.groups: dict[str, GroupProgress] = {group.name: GroupProgress() for group in spec.groups}
+        self.first_allocated: float | None = None
+        self.seen_real = False  # a real pod of the gang was seen (recovered placeholders may come first)
+
+    @property
+    def reserving(self) -> bool:
+        return self.phase == RESERVING
+
+    def placeholders(self) -> set[str]:
+        """Every placeholder on a node, unused so far."""
+        return {key for progress in self.groups.values() for key in progress.placed}
+
+    def pending_placeholders(self) -> set[str]:
+        return {key for progress in self.groups.values() for key in progress.asked}
+
+    def forget(self, key: str) -> str | None:
+        """A placeholder (pending or placed) is gone; the name of its group, or None."""
+        for name, progress in self.groups.items():
+            if key in progress.asked or key in progress.placed:
+                progress.asked.discard(key)
+                progress.placed.discard(key)
+                return name
+        return None
+
+
+class GangRegistry:
+    """Every live gang by application id; the reserving ones in arrival order."""
+
+    def __init__(self) -> None:
+        self.gangs: dict[str, Gang] = {}
+        self.reserving: dict[str, str] = {}  # app id -> leaf queue path, arrival order
+        self.touched: set[str] = set()  # gangs whose placeholders may need making or releasing
+        self.failed: dict[str, str] = {}  # app id -> why (Hard timeout): its pods stay out
+        self.ended: dict[str, Gang] = {}  # the last gangs that ended, for the REST API
+
+    def start(self, queue_path: str, spec: GangSpec, template: Ask) -> Gang:
+        app_id = template.application_id
+        gang = Gang(app_id, spec, template)
+        self.gangs[app_id] = gang
+        self.reserving[app_id] = queue_path
+        self.touched.add(app_id)
+        return gang
+
+    def end(self, app_id: str) -> None:
+        gang = self.gangs.pop(app_id, None)
+        if gang is not None:
+            self.ended[app_id] = gang
+            while len(self.ended) > _ENDED_KEPT:
+                del self.ended[next(iter(self.ended))]
+        self.reserving.pop(app_id, None)
+        self.touched.discard(app_id)
+
+    def leave_reserving(self, gang: Gang, phase: str) -> None:
+        gang.phase = phase
+        self.reserving.pop(gang.app_id, None)
+
+    def ahead_of(self, app_id: str, queue_path: str) -> str | None:
+        """The gang that arrived first and still reserves in this leaf, when it is another one."""
+        for other, path in self.reserving.items():
+            if path == queue_path:
+                return None if other == app_id else other
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """What the cycle does with one ask of a gang application."""
+
+    hold: str = ""  # wait, with this reason
+    replace: Allocation | None = None  # take this placeholder's place on its node
+    release: Allocation | None = None  # release this placeholder (the pod is larger), then place normally
+
+
+PROCEED = Step()
+
+
+def step_for(registry: GangRegistry, allocations: dict[str, Allocation], queue_path: str, ask: Ask) -> Step:
+    """Hold, replace or proceed: the gang's say before the ordinary checks."""
+    gang = registry.gangs.get(ask.application_id)
+    if ask.placeholder:
+        if gang is None or not gang.reserving:
+            return Step(hold="its gang no longer reserves")
+        ahead = registry.ahead_of(ask.application_id, queue_path)
+        if ahead is not None:
+            return Step(hold=f"waiting for gang {ahead}, which arrived earlier in queue {queue_path}, to reserve")
+        return PROCEED
+    if gang is None:
+        if ask.task_group:
+            return Step(
+                hold=f"names task group {ask.task_group!r}, but application {ask.application_id} has no"
+                " task-groups definition (yunikorn.apache.org/task-groups) yet"
+            )
+        return PROCEED
+    if ask.task_group and ask.task_group not in gang.groups:
+        defined = ", ".join(repr(name) for name in gang.groups)
+        return Step(
+            hold=f"names task group {ask.task_group!r}, which application {ask.application_id} does not define"
+            f" (it defines {defined})"
+        )
+    if gang.reserving:
+        # The same words until the gang reserves: one event per pod, not one per placeholder.
+        return Step(hold=f"waiting for all {gang.spec.members} placeholders of its gang to be allocated")
+    progress = gang.groups.get(ask.task_group)
+    if progress is None or not progress.placed:
+        return PROCEED
+    key = min(progress.placed)
+    placeholder = allocations[key]
+    if ask.resource.fits_in(placeholder.resource):
+        return Step(replace=placeholder)
+    return Step(release=placeholder)
+
+
+def placeholder_ask(originator: Ask, spec: GangSpec, group: TaskGroup, taken: set[str], index: int) -> Ask:
+    """A placeholder for one member of `group`, with YuniKorn's name shape
+    `tg-<application>-<group>-<nonce>`; the key is `<namespace>/<name>`, unique among `taken`."""
+    app = _dns(originator.application_id)[:28].strip("-") or "app"
+    name_part = _dns(group.name)[:20].strip("-") or "group"
+    while True:
+        seed = f"{originator.application_id}/{group.name}/{index}".encode()
+        nonce = hashlib.sha256(seed).hexdigest()[:10]
+        name = f"tg-{app}-{name_part}-{nonce}"
+        key = f"{originator.namespace}/{name}" if originator.namespace else name
+        if key not in taken:
+            break
+        index += 1
+    return replace(
+        originator,
+        key=key,
+        name=key,
+        resource=group.min_resource,
+        constraints=group.constraints,
+        task_group=group.name,
+        gang=spec,
+        placeholder=True,
+        problems=(),
+    )
+
+
+def _dns(text: str) -> str:
+    return _NOT_DNS.sub("-", text.lower())

@@ -1,0 +1,63 @@
+"""What a gang's pods tell the core: task groups and the scheduling policy parameters.
+
+The shim reads YuniKorn's annotations (`yunikorn.apache.org/task-groups`, `task-group-name`,
+`schedulingPolicyParameters`) into these typed objects; the core never sees JSON. A task
+group asks for `min_member` placeholders, each of `min_resource` (one pod's request, `pods`
+included), placed by the group's own rules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.objects.constraints import NO_CONSTRAINTS, NodeConstraints
+from core.resources import Resource
+
+SOFT = "Soft"
+HARD = "Hard"
+STYLES = (SOFT, HARD)
+DEFAULT_TIMEOUT = 15 * 60.0  # seconds from the first placeholder allocated (YuniKorn's default)
+TIMEOUT_REASON = "ResourceReservationTimeout"
+
+
+@dataclass(frozen=True, slots=True)
+class TaskGroup:
+    name: str
+    min_member: int
+    min_resource: Resource  # one member's request, `pods: 1` included
+    constraints: NodeConstraints = NO_CONSTRAINTS
+
+    @property
+    def total(self) -> Resource:
+        return self.min_resource.scaled(self.min_member)
+
+
+@dataclass(frozen=True, slots=True)
+class GangSpec:
+    """An application's gang, as the pod carrying the task-groups annotation defines it.
+
+    `originator` is the key of that pod: placeholders borrow its namespace, priority, user,
+    queue and quota, and the shim its owner reference, priority class and pull secrets.
+    """
+
+    groups: tuple[TaskGroup, ...]
+    timeout: float = DEFAULT_TIMEOUT
+    style: str = SOFT
+    originator: str = ""
+
+    def group(self, name: str) -> TaskGroup | None:
+        for group in self.groups:
+            if group.name == name:
+                return group
+        return None
+
+    @property
+    def total(self) -> Resource:
+        total = Resource()
+        for group in self.groups:
+            total = total + group.total
+        return total
+
+    @property
+    def members(self) -> int:
+        return sum(group.min_member for group in self.groups)

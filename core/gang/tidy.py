@@ -1,0 +1,209 @@
+"""The gang steps that change the picture: placeholders made, placed, replaced, released, and
+the Soft and Hard timeouts.
+
+`tidy` runs after every input and at the start of every cycle, for the gangs an input touched:
+a reserving gang gets the placeholder asks it lacks (or loses surplus ones, when placeholders
+of a previous Herder were recovered), and a gang whose real pods are all gone releases what
+is left. `expire` applies the placeholder timeout, counted from the first placeholder allocated.
+
+A released placeholder leaves every tracker at once and the shim is told through `evict`, which
+for a placeholder means deleting the pod. A replaced one leaves through the real pod's bind,
+which names it in `Allocation.replaces`.
+"""
+
+from __future__ import annotations
+
+from core import lifecycle
+from core.events import APPLICATION, REQUEST, SchedulingEvent
+from core.gang.admission import remember_failure
+from core.gang.gang import FAILED, RESERVED, RESUMED, Gang, Step, placeholder_ask
+from core.gang.spec import HARD, TIMEOUT_REASON
+from core.objects.application import Application
+from core.objects.application_state import AppState
+from core.objects.ask import Allocation, Ask
+from core.resources import format_resource
+from core.state import CoreState
+
+
+def tidy(state: CoreState, now: float) -> None:
+    gangs = state.gangs
+    while gangs.touched:
+        app_id = gangs.touched.pop()
+        gang = gangs.gangs.get(app_id)
+        if gang is None:
+            continue
+        app = state.partition.applications.get(app_id)
+        if app is None:
+            gangs.end(app_id)
+            continue
+        if gang.seen_real and not _has_real_pods(app):
+            release_all(state, gang, "its application has no pods left", now)
+            gangs.end(app_id)
+        elif gang.reserving:
+            _fill(state, app, gang, now)
+
+
+def _has_real_pods(app: Application) -> bool:
+    return any(not ask.placeholder for ask in app.asks.values()) or any(
+        not allocation.placeholder for allocation in app.allocations.values()
+    )
+
+
+def _fill(state: CoreState, app: Application, gang: Gang, now: float) -> None:
+    taken = set(state.allocations) | set(state.ask_app) | set(state.unplaced)
+    for group in gang.spec.groups:
+        progress = gang.groups[group.name]
+        while len(progress.asked) + len(progress.placed) < group.min_member:
+            ask = placeholder_ask(gang.template, gang.spec, group, taken, gang.made)
+            gang.made += 1
+            taken.add(ask.key)
+            progress.asked.add(ask.key)
+            lifecycle.queue_ask(state, ask, now)
+        while len(progress.asked) + len(progress.placed) > group.min_member and progress.asked:
+            key = min(progress.asked)
+            progress.asked.discard(key)
+            lifecycle.remove_ask(state, key, now)
+    _check_reserved(state, gang, now)
+
+
+def _check_reserved(state: CoreState, gang: Gang, now: float) -> None:
+    if not gang.reserving:
+        return
+    for group in gang.spec.groups:
+        progress = gang.groups[group.name]
+        if progress.asked or len(progress.placed) < group.min_member:
+            return
+    state.gangs.leave_reserving(gang, RESERVED)
+    state.bump()  # the held real pods may go now
+    message = f"all {gang.spec.members} placeholders allocated"
+    state.emit(SchedulingEvent(now, APPLICATION, gang.app_id, "GangReserved", message))
+
+
+def placeholder_placed(state: CoreState, ask: Ask, now: float) -> None:
+    """The cycle placed a placeholder."""
+    gang = state.gangs.gangs.get(ask.application_id)
+    if gang is None:
+        return
+    progress = gang.groups.get(ask.task_group)
+    if progress is not None:
+        progress.asked.discard(ask.key)
+        progress.placed.add(ask.key)
+    if gang.first_allocated is None:
+        gang.first_allocated = now
+    _check_reserved(state, gang, now)
+
+
+def take_placeholder(state: CoreState, step: Step, ask: Ask, now: float) -> str | None:
+    """Free the placeholder a real pod replaces (its node, returned) or is too large for."""
+    placeholder = step.replace or step.release
+    assert placeholder is not None
+    gang = state.gangs.gangs.get(ask.application_id)
+    progress = gang.groups.get(ask.task_group) if gang is not None else None
+    if step.replace is not None:
+        if progress is not None:
+            progress.replaced += 1
+        lifecycle.release(state, placeholder.key, now)
+        state.emit(
+            SchedulingEvent(
+                now,
+                REQUEST,
+                placeholder.key,
+                "Replaced",
+                f"replaced by {ask.display_name} on node {placeholder.node_id}",
+                ask.application_id,
+                placeholder.display_name,
+            )
+        )
+        return placeholder.node_id
+    why = (
+        f"{ask.display_name} asks {format_resource(ask.resource)}, more than its task group"
+        f" {ask.task_group!r} reserved ({format_resource(placeholder.resource)}): placeholder"
+        f" {placeholder.display_name} released, the pod is placed normally"
+    )
+    release_placeholder(state, placeholder, why, now)
+    state.emit(SchedulingEvent(now, REQUEST, ask.key, "PlaceholderTooSmall", why, ask.application_id, ask.display_name))
+    return None
+
+
+def release_placeholder(state: CoreState, allocation: Allocation, reason: str, now: float) -> None:
+    lifecycle.release(state, allocation.key, now)
+    state.emit(
+        SchedulingEvent(
+            now,
+            REQUEST,
+            allocation.key,
+            "PlaceholderReleased",
+            reason,
+            allocation.application_id,
+            allocation.display_name,
+        )
+    )
+    callbacks = state.callbacks
+    state.outbox.append(lambda: callbacks.evict(allocation, reason))
+
+
+def release_all(state: CoreState, gang: Gang, reason: str, now: float) -> int:
+    """Release every placeholder of the gang, placed or pending; how many were placed."""
+    for key in sorted(gang.pending_placeholders()):
+        lifecycle.remove_ask(state, key, now)
+    placed = 0
+    for name, progress in gang.groups.items():
+        for key in sorted(progress.placed):
+            allocation = state.allocations.get(key)
+            progress.placed.discard(key)
+            if allocation is not None:
+                release_placeholder(state, allocation, reason, now)
+                placed += 1
+        gang.groups[name].asked.clear()
+    return placed
+
+
+def expire(state: CoreState, now: float) -> None:
+    """Apply the placeholder timeout of every gang whose first placeholder is old enough."""
+    for gang in list(state.gangs.gangs.values()):
+        first = gang.first_allocated
+        if first is None or now - first < gang.spec.timeout:
+            continue
+        if not gang.placeholders() and not gang.pending_placeholders():
+            continue
+        waited = f"placeholders not all used after {gang.spec.timeout:g}s"
+        if not gang.seen_real:
+            release_all(state, gang, f"{waited} and no pod of the application came", now)
+            state.gangs.end(gang.app_id)
+        elif gang.reserving and gang.spec.style == HARD:
+            _fail(state, gang, now)
+        elif gang.reserving:
+            release_all(state, gang, f"{TIMEOUT_REASON}: {waited} (Soft style: scheduling normally)", now)
+            state.gangs.leave_reserving(gang, RESUMED)
+            state.bump()
+            _app_event(state, gang, f"Soft style: {waited}; placeholders released, pods scheduled normally", now)
+        else:
+            for progress in gang.groups.values():
+                progress.timed_out += len(progress.placed)
+            release_all(state, gang, f"{TIMEOUT_REASON}: {waited}", now)
+            _app_event(state, gang, f"{waited}; unused placeholders released", now)
+
+
+def _fail(state: CoreState, gang: Gang, now: float) -> None:
+    """Hard style: the application fails; its pending pods are told why and stay out."""
+    reason = f"{TIMEOUT_REASON}: the gang's placeholders were not all allocated within {gang.spec.timeout:g}s"
+    app = state.partition.applications.get(gang.app_id)
+    state.gangs.leave_reserving(gang, FAILED)
+    remember_failure(state, gang.app_id, f"application {gang.app_id} failed: {reason}")
+    for progress in gang.groups.values():
+        progress.timed_out += len(progress.placed) + len(progress.asked)
+    if app is not None:
+        app.reason = TIMEOUT_REASON
+        state.transition(app, AppState.FAILING, now)
+    release_all(state, gang, reason, now)
+    if app is not None:
+        for key, ask in list(app.asks.items()):
+            lifecycle.remove_ask(state, key, now)
+            lifecycle.unplace(state, ask, f"application {gang.app_id} failed: {reason}", now)
+        lifecycle.settle(state, app, now)
+    state.emit(SchedulingEvent(now, APPLICATION, gang.app_id, "Failed", reason))
+    state.gangs.end(gang.app_id)
+
+
+def _app_event(state: CoreState, gang: Gang, message: str, now: float) -> None:
+    state.emit(SchedulingEvent(now, APPLICATION, gang.app_id, TIMEOUT_REASON, message))
