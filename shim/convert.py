@@ -28,6 +28,7 @@ from core.objects.ask import (
 from core.objects.constraints import Taint
 from core.objects.node_info import NodeInfo
 from core.resources import QuantityError, Resource, resource_from_kubernetes
+from shim.convert_gang import is_placeholder, pod_gang
 from shim.convert_pod import (
     PODS,
     ConversionError,
@@ -228,8 +229,10 @@ def _priority(pod: Mapping[str, Any]) -> int:
 
 
 def pod_key(pod: Mapping[str, Any]) -> str:
+    """A pod's key in the core: its uid; for a gang placeholder its `<namespace>/<name>`, the key
+    the core chose when it made the placeholder (before the pod, and its uid, existed)."""
     uid = meta_of(pod).get("uid")
-    return str(uid) if uid else object_name(pod)
+    return str(uid) if uid and not is_placeholder(pod) else object_name(pod)
 
 
 def pod_to_ask(pod: Mapping[str, Any], namespace: Mapping[str, Any] | None, scheduler_name: str = "herder") -> Ask:
@@ -263,8 +266,11 @@ def pod_to_ask(pod: Mapping[str, Any], namespace: Mapping[str, Any] | None, sche
     if problem is not None:
         problems.append(problem)
     quota = labels.get(LABEL_QUOTA_NAME)
+    key = pod_key(pod)
+    gang, gang_problems = pod_gang(pod, key)
+    problems.extend(gang_problems)
     return Ask(
-        key=pod_key(pod),
+        key=key,
         application_id=application_id(pod),
         resource=resource,
         name=name,
@@ -280,6 +286,9 @@ def pod_to_ask(pod: Mapping[str, Any], namespace: Mapping[str, Any] | None, sche
         allow_preemption=allows_preemption(pod),
         created=created,
         problems=tuple(problems),
+        task_group=gang.task_group,
+        gang=gang.spec,
+        placeholder=gang.placeholder,
     )
 
 

@@ -1,0 +1,164 @@
+"""YuniKorn's gang annotations on a pod -> the core's task groups (core/gang/spec.py).
+
+    yunikorn.apache.org/task-groups                 JSON list of task groups (first pod)
+    yunikorn.apache.org/task-group-name             the group this pod belongs to
+    yunikorn.apache.org/schedulingPolicyParameters  "placeholderTimeoutInSeconds=60 gangSchedulingStyle=Hard"
+
+A task group's keys are matched as Go's JSON matches them (case does not matter). Anything
+unreadable is a problem naming the annotation and what is wrong: the pod then waits with that
+reason (the whole application, when the pod is the one defining the gang). The placeholder
+pods Herder makes carry `internal.yunikorn.apache.org/placeholder: "true"` and copies of the
+gang annotations, so a restarted Herder reads them back with these same functions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from core.gang.spec import DEFAULT_TIMEOUT, SOFT, STYLES, GangSpec, TaskGroup
+from core.resources import QuantityError, Resource, resource_from_kubernetes
+from shim.convert_pod import PODS, ConversionError, annotations_of, object_name, pod_constraints
+
+ANNOTATION_TASK_GROUPS = "yunikorn.apache.org/task-groups"
+ANNOTATION_TASK_GROUP_NAME = "yunikorn.apache.org/task-group-name"
+ANNOTATION_POLICY = "yunikorn.apache.org/schedulingPolicyParameters"
+ANNOTATION_PLACEHOLDER = "internal.yunikorn.apache.org/placeholder"
+TIMEOUT_PARAMETER = "placeholderTimeoutInSeconds"
+STYLE_PARAMETER = "gangSchedulingStyle"
+
+_GROUP_KEYS = (
+    "name",
+    "minMember",
+    "minResource",
+    "nodeSelector",
+    "tolerations",
+    "affinity",
+    "topologySpreadConstraints",
+    "labels",
+    "annotations",
+)
+_PLACEMENT_KEYS = ("nodeSelector", "tolerations", "affinity", "topologySpreadConstraints")
+
+
+@dataclass(frozen=True, slots=True)
+class PodGang:
+    """What one pod says about its gang."""
+
+    task_group: str = ""
+    spec: GangSpec | None = None
+    placeholder: bool = False
+
+
+def is_placeholder(pod: Mapping[str, Any]) -> bool:
+    return annotations_of(pod).get(ANNOTATION_PLACEHOLDER) == "true"
+
+
+def pod_gang(pod: Mapping[str, Any], key: str) -> tuple[PodGang, list[str]]:
+    """The pod's gang annotations, read; unreadable ones become problems (and are left out)."""
+    annotations = annotations_of(pod)
+    name = object_name(pod)
+    problems: list[str] = []
+    group = annotations.get(ANNOTATION_TASK_GROUP_NAME) or ""
+    if not isinstance(group, str):
+        problems.append(f"pod {name} annotation {ANNOTATION_TASK_GROUP_NAME}: expected a string, got {group!r}")
+        group = ""
+    spec = None
+    if ANNOTATION_TASK_GROUPS in annotations:
+        try:
+            groups = task_groups(annotations[ANNOTATION_TASK_GROUPS], f"pod {name} annotation {ANNOTATION_TASK_GROUPS}")
+            timeout, style = policy_parameters(
+                annotations.get(ANNOTATION_POLICY), f"pod {name} annotation {ANNOTATION_POLICY}"
+            )
+            spec = GangSpec(groups, timeout, style, key)
+        except ConversionError as err:
+            problems.append(str(err))
+    return PodGang(group, spec, is_placeholder(pod)), problems
+
+
+def task_groups(raw: Any, where: str) -> tuple[TaskGroup, ...]:
+    try:
+        data = json.loads(raw)
+    except (TypeError, ValueError) as err:
+        raise ConversionError(f"{where}: not JSON ({err}): {str(raw)[:200]!r}") from None
+    if not isinstance(data, list):
+        raise ConversionError(f"{where}: expected a JSON list of task groups, got {type(data).__name__}")
+    groups: list[TaskGroup] = []
+    for index, item in enumerate(data):
+        groups.append(_task_group(item, f"{where} [{index}]"))
+    names = [group.name for group in groups]
+    for name in names:
+        if names.count(name) > 1:
+            raise ConversionError(f"{where}: task group {name!r} is defined more than once")
+    return tuple(groups)
+
+
+def group_fields(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A task group's known keys under their canonical names (Go matches JSON keys ignoring case)."""
+    out: dict[str, Any] = {}
+    canonical = {key.lower(): key for key in _GROUP_KEYS}
+    for key, value in item.items():
+        known = canonical.get(str(key).lower())
+        if known is not None and known not in out:
+            out[known] = value
+    return out
+
+
+def _task_group(item: Any, where: str) -> TaskGroup:
+    if not isinstance(item, Mapping):
+        raise ConversionError(f"{where}: expected an object, got {item!r}")
+    fields = group_fields(item)
+    name = fields.get("name")
+    if not isinstance(name, str) or not name:
+        raise ConversionError(f"{where}: 'name' must be a non-empty string, got {name!r}")
+    where = f"{where} (task group {name!r})"
+    members = fields.get("minMember")
+    if not isinstance(members, int) or isinstance(members, bool) or members < 0:
+        raise ConversionError(f"{where}: 'minMember' must be a whole number >= 0, got {members!r}")
+    raw_resource = fields.get("minResource") or {}
+    if not isinstance(raw_resource, Mapping):
+        raise ConversionError(f"{where}: 'minResource' must be a map of quantities, got {raw_resource!r}")
+    try:
+        resource = resource_from_kubernetes(raw_resource, f"{where} minResource")
+    except QuantityError as err:
+        raise ConversionError(str(err)) from None
+    resource = Resource({**resource, PODS: 1})
+    for key in _PLACEMENT_KEYS:
+        value = fields.get(key)
+        expected = list if key in ("tolerations", "topologySpreadConstraints") else Mapping
+        if value is not None and not isinstance(value, expected):
+            raise ConversionError(f"{where}: '{key}' has the wrong shape: {value!r}")
+    constraints = pod_constraints({"metadata": {"name": name}, "spec": placement_spec(fields)})
+    return TaskGroup(name, members, resource, constraints)
+
+
+def placement_spec(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The pod spec fields a placeholder of this group carries (its placement rules)."""
+    return {key: fields[key] for key in _PLACEMENT_KEYS if fields.get(key) is not None}
+
+
+def policy_parameters(raw: Any, where: str) -> tuple[float, str]:
+    """`placeholderTimeoutInSeconds` and `gangSchedulingStyle` from space-separated `k=v` pairs."""
+    timeout, style = DEFAULT_TIMEOUT, SOFT
+    if raw is None or raw == "":
+        return timeout, style
+    if not isinstance(raw, str):
+        raise ConversionError(f"{where}: expected a string of key=value pairs, got {raw!r}")
+    for pair in raw.split():
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise ConversionError(f"{where}: {pair!r} is not key=value")
+        if key == TIMEOUT_PARAMETER:
+            try:
+                timeout = float(int(value))
+            except ValueError:
+                raise ConversionError(f"{where}: {TIMEOUT_PARAMETER} must be whole seconds, got {value!r}") from None
+            if timeout <= 0:
+                timeout = DEFAULT_TIMEOUT  # YuniKorn: zero or less means the default
+        elif key == STYLE_PARAMETER:
+            if value not in STYLES:
+                raise ConversionError(f"{where}: {STYLE_PARAMETER} must be Soft or Hard, got {value!r}")
+            style = value
+    return timeout, style

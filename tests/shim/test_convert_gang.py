@@ -1,0 +1,110 @@
+"""YuniKorn's gang annotations read into the core's task groups, and bad ones named."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from core.gang.spec import DEFAULT_TIMEOUT, HARD, SOFT
+from shim.convert import pod_key, pod_to_ask
+from shim.convert_gang import (
+    ANNOTATION_PLACEHOLDER,
+    ANNOTATION_POLICY,
+    ANNOTATION_TASK_GROUP_NAME,
+    ANNOTATION_TASK_GROUPS,
+)
+
+GROUPS = [
+    {
+        "name": "worker",
+        "minMember": 3,
+        "minResource": {"cpu": "500m", "memory": "1Gi"},
+        "nodeSelector": {"pool": "gpu"},
+        "tolerations": [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}],
+    },
+    # Go's JSON matches keys ignoring case, and so does Herder.
+    {"Name": "driver", "MINMEMBER": 1, "minresource": {"cpu": 1}},
+]
+
+
+def pod(annotations: dict[str, str], name: str = "job-0", uid: str = "u-1") -> dict[str, Any]:
+    return {
+        "metadata": {
+            "name": name,
+            "namespace": "team",
+            "uid": uid,
+            "labels": {"applicationId": "job"},
+            "annotations": annotations,
+        },
+        "spec": {"schedulerName": "herder", "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]},
+    }
+
+
+def test_the_defining_pod_carries_the_task_groups_timeout_and_style() -> None:
+    ask = pod_to_ask(
+        pod(
+            {
+                ANNOTATION_TASK_GROUPS: json.dumps(GROUPS),
+                ANNOTATION_TASK_GROUP_NAME: "worker",
+                ANNOTATION_POLICY: "placeholderTimeoutInSeconds=60 gangSchedulingStyle=Hard",
+            }
+        ),
+        None,
+    )
+    assert ask.problems == ()
+    assert ask.task_group == "worker"
+    assert ask.gang is not None
+    assert (ask.gang.timeout, ask.gang.style, ask.gang.originator) == (60.0, HARD, "u-1")
+    worker, driver = ask.gang.groups
+    assert (worker.name, worker.min_member, dict(worker.min_resource)) == (
+        "worker",
+        3,
+        {"vcore": 500, "memory": 2**30, "pods": 1},
+    )
+    assert worker.constraints.node_selector == (("pool", "gpu"),)
+    assert worker.constraints.tolerations[0].key == "gpu"
+    assert (driver.name, driver.min_member, dict(driver.min_resource)) == ("driver", 1, {"vcore": 1000, "pods": 1})
+
+
+def test_later_pods_name_their_group_only_and_defaults_apply() -> None:
+    ask = pod_to_ask(pod({ANNOTATION_TASK_GROUP_NAME: "worker"}), None)
+    assert (ask.task_group, ask.gang, ask.problems) == ("worker", None, ())
+    defining = pod_to_ask(pod({ANNOTATION_TASK_GROUPS: json.dumps(GROUPS)}), None)
+    assert defining.gang is not None
+    assert (defining.gang.timeout, defining.gang.style) == (DEFAULT_TIMEOUT, SOFT)
+
+
+def test_a_placeholder_pod_is_keyed_by_its_name_as_the_core_made_it() -> None:
+    placeholder = pod({ANNOTATION_PLACEHOLDER: "true", ANNOTATION_TASK_GROUP_NAME: "worker"}, name="tg-job-worker-1")
+    assert pod_key(placeholder) == "team/tg-job-worker-1"
+    ask = pod_to_ask(placeholder, None)
+    assert ask.placeholder and ask.key == "team/tg-job-worker-1"
+    assert pod_key(pod({})) == "u-1"
+
+
+def test_bad_gang_annotations_are_named_and_the_pod_waits() -> None:
+    cases = {
+        "{not json": "not JSON",
+        json.dumps({"name": "w"}): "expected a JSON list of task groups",
+        json.dumps([{"minMember": 1}]): "'name' must be a non-empty string",
+        json.dumps([{"name": "w", "minMember": "two"}]): "'minMember' must be a whole number",
+        json.dumps([{"name": "w", "minMember": 1, "minResource": {"cpu": "lots"}}]): "resource 'cpu'",
+        json.dumps([{"name": "w", "minMember": 1}, {"name": "w", "minMember": 1}]): "defined more than once",
+        json.dumps([{"name": "w", "minMember": 1, "tolerations": {"key": "x"}}]): "'tolerations' has the wrong shape",
+    }
+    for raw, expected in cases.items():
+        ask = pod_to_ask(pod({ANNOTATION_TASK_GROUPS: raw}), None)
+        assert ask.gang is None
+        assert len(ask.problems) == 1 and expected in ask.problems[0], (raw, ask.problems)
+        assert ANNOTATION_TASK_GROUPS in ask.problems[0]
+
+
+def test_bad_scheduling_policy_parameters_are_named() -> None:
+    for raw, expected in {
+        "placeholderTimeoutInSeconds=soon": "placeholderTimeoutInSeconds must be whole seconds, got 'soon'",
+        "gangSchedulingStyle=Firm": "gangSchedulingStyle must be Soft or Hard, got 'Firm'",
+        "placeholderTimeoutInSeconds": "is not key=value",
+    }.items():
+        ask = pod_to_ask(pod({ANNOTATION_TASK_GROUPS: json.dumps(GROUPS), ANNOTATION_POLICY: raw}), None)
+        assert ask.gang is None
+        assert len(ask.problems) == 1 and expected in ask.problems[0] and ANNOTATION_POLICY in ask.problems[0]
