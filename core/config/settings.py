@@ -46,6 +46,7 @@ class Settings:
     admission_trust_controllers: bool = True
     admission_namespace_label: str = "herder.io/scheduler"
     admission_template_paths: tuple[str, ...] = ()  # `Kind=dotted.path` of custom kinds' pod templates
+    placeholder_image: str = "registry.k8s.io/pause:3.10"
 
     def to_dict(self) -> dict[str, object]:
         """The settings under their dotted keys; durations in seconds, resources as plain maps."""
@@ -200,6 +201,7 @@ _KEYS: dict[str, tuple[str, Callable[[object], Any]]] = {
     "admission.trustControllers": ("admission_trust_controllers", _boolean),
     "admission.namespaceLabel": ("admission_namespace_label", _string),
     "admission.templatePaths": ("admission_template_paths", _template_paths),
+    "service.placeholderImage": ("placeholder_image", _string),
 }
 assert {name for name, _ in _KEYS.values()} == {f.name for f in fields(Settings)}
 

@@ -8,6 +8,12 @@ then plays the API server: a bind makes the pod Running on its node (the kubelet
 pod that does not fit, which would be a core bug) and schedules its end after its duration,
 an eviction deletes the pod and tells the core with `release_allocation`.
 
+Gang placeholders are played as the operator plays them: the core's bind of a placeholder
+creates the placeholder pod (shim/placeholders.py) already on its node; a bind that `replaces`
+a placeholder deletes it first (state `Replaced`); an eviction of a placeholder deletes it
+(state `Released`). Placeholders are listed among the pods with `placeholder: true` but not
+counted with the real pods.
+
 Pods of other schedulers are placed as another scheduler would: on `spec.nodeName`, else on
 the first node they fit (in the order nodes were added); one that fits nowhere waits and is
 tried again whenever capacity may have freed.
@@ -32,6 +38,7 @@ from core.resources import Resource, format_resource
 from core.scheduler import Scheduler
 from shim.convert import LABEL_IS_PARENT, is_herder_pod, node_to_info, pod_to_allocation, pod_to_ask, quota_to_spec
 from shim.convert_pod import ConversionError, labels_of, map_at, pod_constraints, pod_resource, with_priority_class
+from shim.placeholders import placeholder_manifest
 from shim.sim.manifests import labels_match, namespace_manifest, rfc3339
 from shim.sim.scenario import DEFAULT_NAMESPACE
 
@@ -40,6 +47,8 @@ RUNNING = "Running"
 SUCCEEDED = "Succeeded"
 EVICTED = "Evicted"
 FOREIGN = "Foreign"
+REPLACED = "Replaced"  # a placeholder a real pod took the place of
+RELEASED = "Released"  # a placeholder deleted unused (timeout, completion, too small)
 
 SCENARIO = "SCENARIO"  # type of the simulator's own events in the report
 
@@ -66,6 +75,8 @@ class SimPod:
     user: str | None = None
     application: str | None = None
     resource: Resource | None = None  # what it occupies on its node while there
+    placeholder: bool = False
+    wake_after: float | None = None  # the core has a timer running out this long after the pod starts
 
     @property
     def full_name(self) -> str:
@@ -428,6 +439,9 @@ class SimCluster:
             pod = self.by_key.get(allocation.key)
             if pod is None or pod.state != RUNNING:
                 continue
+            if pod.placeholder:
+                self._delete_placeholder(pod, RELEASED, reason, now)
+                continue
             self._vacate(pod)
             self._move(pod, EVICTED, now)
             pod.evicted, pod.reason = now, reason
@@ -437,6 +451,12 @@ class SimCluster:
         return bool(binds or evictions)
 
     def _bind(self, allocation: Allocation, now: float) -> None:
+        if allocation.placeholder:
+            self._create_placeholder(allocation, now)
+            return
+        replaced = self.by_key.get(allocation.replaces) if allocation.replaces else None
+        if replaced is not None and replaced.state == RUNNING:
+            self._delete_placeholder(replaced, REPLACED, f"replaced by {allocation.display_name}", now)
         pod = self.by_key.get(allocation.key)
         node = allocation.node_id
         problem = None
@@ -463,3 +483,41 @@ class SimCluster:
         self._occupy(pod, node, allocation.resource, now)
         self.changes += 1
         self._started(pod, allocation, now)
+
+    # -- gang placeholders ------------------------------------------------------------------
+    def _create_placeholder(self, allocation: Allocation, now: float) -> None:
+        ask = allocation.ask
+        assert ask is not None and ask.gang is not None
+        originator = self.by_key.get(ask.gang.originator)
+        node = allocation.node_id
+        try:
+            if originator is None:
+                raise ConversionError(f"its originator pod {ask.gang.originator} is gone")
+            manifest = placeholder_manifest(
+                originator.manifest, allocation, self.scheduler.settings.placeholder_image, self._scheduler_name
+            )
+            if node not in self.nodes or not allocation.resource.fits_in(self._room(node)):
+                raise ConversionError(f"node {node} cannot take it (the kubelet would reject it)")
+        except ConversionError as err:
+            self.note(now, allocation.display_name, "PlaceholderRefused", str(err))
+            self.scheduler.release_allocation(allocation.key, now)
+            self.changes += 1
+            return
+        namespace, name = allocation.key.split("/", 1)
+        manifest["metadata"]["uid"] = allocation.key
+        manifest["metadata"]["creationTimestamp"] = rfc3339(now)
+        pod = SimPod(allocation.key, namespace, name, manifest, True, now, None, RUNNING, placeholder=True)
+        pod.wake_after = ask.gang.timeout
+        pod.application, pod.user = None, ask.user.user
+        self.pods[pod.full_name] = pod
+        self.by_key[pod.key] = pod
+        self._occupy(pod, node, allocation.resource, now)
+        self.changes += 1
+        self._started(pod, allocation, now)
+
+    def _delete_placeholder(self, pod: SimPod, state: str, reason: str, now: float) -> None:
+        """The placeholder pod is deleted (the core released it already; its watch event says so)."""
+        self._vacate(pod)
+        pod.state, pod.reason, pod.finished = state, reason, now
+        self.scheduler.release_allocation(pod.key, now)
+        self.changes += 1

@@ -98,6 +98,8 @@ class Simulation:
     def _started(self, now: float, pod: SimPod) -> None:
         if pod.duration is not None:
             self.agenda.push(now + pod.duration, FINISH, partial(self.cluster.finish, pod))
+        if pod.wake_after is not None:  # a gang's placeholder timeout runs out then
+            self.agenda.push(now + pod.wake_after, FINISH, _nothing)
 
     def _app_idle(self, now: float, pod: SimPod) -> None:
         """The pod's application has nothing left: the core completes it a while later, by itself."""

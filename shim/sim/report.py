@@ -2,11 +2,11 @@
 
     {"name", "until",
      "pods":      {"<ns>/<name>": {"state", "node", "created", "bound", "finished", "evicted",
-                                   "reason", "queue", "quota", "user"}},
+                                   "reason", "queue", "quota", "user", "placeholder" (gangs' only)}},
      "state":     the full state dump at the end (GET /ws/v1/fullstatedump),
      "snapshots": {"<t>": the full state dump at t},
      "summary":   {"pods", "bound", "pending", "running", "evicted", "finished", "foreign",
-                   "sim_seconds", "wall_seconds"},
+                   "placeholders", "sim_seconds", "wall_seconds"},
      "events":    the core's scheduling events and the simulator's own (type SCENARIO), in order,
      "timeline":  samples of queue usage, quota used/runtime and pod counts (see timeline.py)}
 
@@ -44,7 +44,7 @@ def pod_entry(sim: Simulation, pod: SimPod, pending_queue: dict[str, str]) -> di
         queue = pending_queue.get(pod.key)
     if pod.state in (PENDING, RUNNING):  # a running pod moves when its namespace's quota appears
         quota = sim.scheduler.quota_of(pod.key) or quota
-    return {
+    entry = {
         "state": pod.state,
         "node": pod.node,
         "created": seconds(pod.created),
@@ -56,13 +56,16 @@ def pod_entry(sim: Simulation, pod: SimPod, pending_queue: dict[str, str]) -> di
         "quota": quota,
         "user": pod.user,
     }
+    if pod.placeholder:
+        entry["placeholder"] = True
+    return entry
 
 
 def build_report(sim: Simulation) -> dict[str, Any]:
     state = sim.scheduler.state_dump()
     pending_queue = _pending_queues(state)
     pods = {name: pod_entry(sim, pod, pending_queue) for name, pod in sim.cluster.pods.items()}
-    herder = [pod for pod in sim.cluster.pods.values() if pod.herder]
+    herder = [pod for pod in sim.cluster.pods.values() if pod.herder and not pod.placeholder]
     by_state = {s: sum(1 for pod in herder if pod.state == s) for s in (PENDING, RUNNING, SUCCEEDED, EVICTED)}
     summary = {
         "pods": len(herder),
@@ -72,6 +75,7 @@ def build_report(sim: Simulation) -> dict[str, Any]:
         "evicted": by_state[EVICTED],
         "finished": by_state[SUCCEEDED],
         "foreign": sum(1 for pod in sim.cluster.pods.values() if pod.state == FOREIGN),
+        "placeholders": sum(1 for pod in sim.cluster.pods.values() if pod.placeholder),
         "sim_seconds": seconds(sim.now),
         "wall_seconds": round(sim.wall_seconds, 3),
     }

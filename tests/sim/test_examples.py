@@ -32,6 +32,7 @@ def test_examples_cover_the_documented_set() -> None:
         "elastic-borrowing.yaml",
         "user-limits.yaml",
         "placement-rules.yaml",
+        "gangs.yaml",
     } <= set(EXAMPLE_FILES)
 
 

@@ -296,9 +296,7 @@ def _recovered_placeholders(template: Ask, count: int, node: str) -> list[Alloca
 def test_recovered_placeholders_are_adopted_not_duplicated() -> None:
     world = World(QUEUES)
     world.node("n1", cpu=4)
-    template = replace(
-        world.ask("job-w-0", app="job", queue="root.a"), task_group="w", gang=spec(("w", 4, 1))
-    )
+    template = replace(world.ask("job-w-0", app="job", queue="root.a"), task_group="w", gang=spec(("w", 4, 1)))
     recovered = _recovered_placeholders(template, 3, "n1")
     for allocation in recovered:
         world.sched.add_allocation(allocation)

@@ -1,0 +1,127 @@
+"""The placeholder pod Herder creates for a gang member the core placed (core/gang/).
+
+Built from the originator pod (the one that carried the task-groups annotation) and the
+core's placeholder allocation, as YuniKorn builds them: the pause image from the setting
+`service.placeholderImage`, requests = limits = the group's `minResource`, restartPolicy Never,
+grace period 0, non-root; the originator as owner, its priority class, priority and image
+pull secrets; the group's nodeSelector, tolerations, affinity, topology spread, labels and
+annotations. It is created already bound (`spec.nodeName`): the core chose the node.
+
+The annotations let a restarted Herder rebuild the gang from the placeholders alone:
+`internal.yunikorn.apache.org/placeholder`, the group's name, and copies of the originator's
+task-groups, scheduling policy parameters and user annotations; the application, queue and
+elastic quota labels are copied too, so the placeholder lands in the same application, queue
+and quota when read back.
+
+Shared by the simulator and the operator's placeholder writer (shim/kube/write/placeholders.py).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from core.objects.ask import Allocation
+from shim.convert import (
+    ANNOTATION_QUEUE,
+    ANNOTATION_USER_INFO,
+    LABEL_APP_ID,
+    LABEL_PREEMPTIBLE,
+    LABEL_QUEUE,
+    LABEL_QUEUE_PLAIN,
+    LABEL_QUOTA_NAME,
+)
+from shim.convert_gang import (
+    ANNOTATION_PLACEHOLDER,
+    ANNOTATION_POLICY,
+    ANNOTATION_TASK_GROUP_NAME,
+    ANNOTATION_TASK_GROUPS,
+    group_fields,
+    is_placeholder,
+    placement_spec,
+)
+from shim.convert_pod import ConversionError, annotations_of, labels_of, map_at, meta_of
+
+_COPIED_ANNOTATIONS = (ANNOTATION_TASK_GROUPS, ANNOTATION_POLICY, ANNOTATION_USER_INFO, ANNOTATION_QUEUE)
+_COPIED_LABELS = (LABEL_QUEUE, LABEL_QUEUE_PLAIN, LABEL_QUOTA_NAME, LABEL_PREEMPTIBLE)
+
+
+def placeholder_manifest(
+    originator: Mapping[str, Any], allocation: Allocation, image: str, scheduler_name: str
+) -> dict[str, Any]:
+    """The pod to create for a placeholder allocation; ConversionError when the originator no
+    longer defines the placeholder's group."""
+    ask = allocation.ask
+    assert ask is not None and ask.placeholder
+    namespace, _, name = allocation.key.rpartition("/")
+    fields = _group(originator, ask.task_group)
+    meta, spec = meta_of(originator), map_at(originator, "spec")
+    originator_labels, originator_annotations = labels_of(originator), annotations_of(originator)
+    labels = {str(k): str(v) for k, v in (fields.get("labels") or {}).items()}
+    labels.update({key: str(originator_labels[key]) for key in _COPIED_LABELS if key in originator_labels})
+    labels[LABEL_APP_ID] = ask.application_id
+    annotations = {str(k): str(v) for k, v in (fields.get("annotations") or {}).items()}
+    annotations.update(
+        {key: str(originator_annotations[key]) for key in _COPIED_ANNOTATIONS if key in originator_annotations}
+    )
+    annotations[ANNOTATION_PLACEHOLDER] = "true"
+    annotations[ANNOTATION_TASK_GROUP_NAME] = ask.task_group
+    resources = {str(k): str(v) for k, v in (fields.get("minResource") or {}).items()}
+    owners = [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "name": str(meta.get("name", "")),
+            "uid": str(meta.get("uid", "")),
+            "controller": False,
+            "blockOwnerDeletion": False,
+        }
+    ]
+    if is_placeholder(originator):  # after a restart a recovered placeholder is the template: same owner
+        owners = [dict(owner) for owner in meta.get("ownerReferences") or []]
+    pod_spec: dict[str, Any] = {
+        "schedulerName": scheduler_name,
+        "nodeName": allocation.node_id,
+        "restartPolicy": "Never",
+        "terminationGracePeriodSeconds": 0,
+        "securityContext": {"runAsNonRoot": True, "runAsUser": 65535},
+        "containers": [
+            {
+                "name": "pause",
+                "image": image,
+                "imagePullPolicy": "IfNotPresent",
+                "resources": {"requests": resources, "limits": dict(resources)},
+            }
+        ],
+        **placement_spec(fields),
+    }
+    for key in ("priorityClassName", "priority", "imagePullSecrets"):
+        if spec.get(key) is not None:
+            pod_spec[key] = spec[key]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace or str(meta.get("namespace", "default")),
+            "labels": labels,
+            "annotations": annotations,
+            "ownerReferences": owners,
+        },
+        "spec": pod_spec,
+    }
+
+
+def _group(originator: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    raw = annotations_of(originator).get(ANNOTATION_TASK_GROUPS)
+    try:
+        groups = json.loads(raw) if isinstance(raw, str) else None
+    except ValueError:
+        groups = None
+    for item in groups if isinstance(groups, list) else []:
+        if isinstance(item, Mapping):
+            fields = group_fields(item)
+            if fields.get("name") == name:
+                return fields
+    raise ConversionError(f"the originator pod no longer defines task group {name!r}")

@@ -1,0 +1,63 @@
+"""The simulator plays the shim's part for gangs: placeholder pods in the report, replaced,
+released on timeout; examples/gangs.yaml shows what its comments say."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tests.sim.scenarios import node, pod, simulate, simulate_example
+
+GROUPS = json.dumps([{"name": "w", "minMember": 3, "minResource": {"cpu": "1", "memory": "1Gi"}}])
+
+
+def gang(name: str, count: int, *, at: float = 0, duration: float = 60, policy: str = "", **kw: Any) -> dict[str, Any]:
+    annotations = {"yunikorn.apache.org/task-group-name": "w", "yunikorn.apache.org/task-groups": GROUPS}
+    if policy:
+        annotations["yunikorn.apache.org/schedulingPolicyParameters"] = policy
+    return pod(
+        name, at=at, count=count, duration=duration, labels={"applicationId": name}, annotations=annotations, **kw
+    )
+
+
+def placeholders(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {name: entry for name, entry in report["pods"].items() if entry.get("placeholder")}
+
+
+def test_placeholders_appear_in_the_report_and_are_replaced_on_their_nodes() -> None:
+    report = simulate({"nodes": [node(cpu="2", count=2)], "workload": [gang("job", 3)]})
+    held = placeholders(report)
+    assert len(held) == 3 and all(name.startswith("default/tg-job-w-") for name in held)
+    assert all(entry["state"] == "Replaced" for entry in held.values())
+    replaced_by = {entry["reason"].removeprefix("replaced by "): entry["node"] for entry in held.values()}
+    for i in range(3):
+        real = report["pods"][f"default/job-{i}"]
+        assert real["state"] == "Succeeded" and replaced_by[f"default/job-{i}"] == real["node"]
+    assert report["summary"]["pods"] == 3 and report["summary"]["placeholders"] == 3
+
+
+def test_soft_timeout_in_the_simulator_falls_back_to_normal_scheduling() -> None:
+    report = simulate(
+        {
+            "nodes": [node(cpu="2")],
+            "workload": [gang("job", 3, policy="placeholderTimeoutInSeconds=20", duration=30)],
+        }
+    )
+    held = placeholders(report)
+    assert sorted(entry["state"] for entry in held.values()) == ["Released", "Released"]
+    bound = sorted(report["pods"][f"default/job-{i}"]["bound"] for i in range(3))
+    assert bound == [20, 20, 50]  # two run at the timeout, the third when one ends
+
+
+def test_the_gangs_example_runs_one_gang_after_the_other_and_fails_the_hard_one() -> None:
+    report = simulate_example("gangs.yaml")
+    pods = report["pods"]
+    assert [pods[f"ml/train-a-worker-{i}"]["bound"] for i in range(4)] == [0, 0, 0, 0]
+    assert [pods[f"ml/train-b-worker-{i}"]["bound"] for i in range(4)] == [60, 60, 60, 60]
+    assert all(pods[f"ml/mpi-c-worker-{i}"]["bound"] is None for i in range(8))
+    failed = [e for e in report["events"] if e["objectID"] == "mpi-c" and e["reason"] == "Failed"]
+    assert len(failed) == 1 and failed[0]["timestamp"] == 90
+    assert "ResourceReservationTimeout" in failed[0]["message"]
+    assert pods["ml/notebook"]["bound"] == 90
+    states = sorted(entry["state"] for entry in placeholders(report).values())
+    assert states == ["Released"] * 2 + ["Replaced"] * 8
