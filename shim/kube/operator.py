@@ -48,6 +48,7 @@ from shim.kube.write.binder import GONE, RETRY, Binder, BindPolicy, NotLeader, c
 from shim.kube.write.callbacks import ShimCallbacks
 from shim.kube.write.evictor import Evictor
 from shim.kube.write.lease_store import KubeLeaseStore
+from shim.kube.write.placeholders import PlaceholderWriter
 from shim.kube.write.recorder import EventRecorder
 from shim.metrics import ShimMetrics
 from shim.rest import RestStatus
@@ -120,9 +121,20 @@ class HerderOperator:
             BindPolicy(workers=settings.bind_workers, attempts=settings.bind_retries),
         )
         self.evictor = Evictor(self._post_eviction, self.cache.locate, self._eviction_failed)
-        self.callbacks = ShimCallbacks(self.binder, self.evictor)
+        self.placeholders = PlaceholderWriter(
+            writer.create_pod,
+            writer.delete_pod,
+            self.cache.pod,
+            lambda: (self.scheduler.settings.placeholder_image, self.scheduler.settings.scheduler_name),
+            lambda key: self.scheduler.release_allocation(key),
+            self.binder.submit,
+            alive=lambda: not self._dead.is_set(),
+        )
+        self.callbacks = ShimCallbacks(self.binder, self.evictor, placeholders=self.placeholders)
         self.scheduler = Scheduler(self.callbacks, config, settings)
-        self.pods = PodSync(self.scheduler, self.cache, self.binder.forget)
+        self.pods = PodSync(
+            self.scheduler, self.cache, self._pod_deleted, retiring=self.placeholders.is_retiring
+        )
         self.nodes = NodeSync(self.scheduler, self.cache, self.recorder)
         self.quotas = QuotaSync(self.scheduler, self.recorder)
         self.reloader = ConfigReloader(
@@ -215,6 +227,7 @@ class HerderOperator:
         self.loops.stop()
         self.binder.shutdown(timeout=30)
         self.evictor.shutdown()
+        self.placeholders.shutdown()
         log.info("%s stopped (%d pods bound by this replica)", self.identity, self.bound)
 
     def kill(self) -> None:
@@ -352,6 +365,10 @@ class HerderOperator:
                 self.metrics.eviction("gone")
             raise
         self.metrics.eviction("evicted")
+
+    def _pod_deleted(self, key: str) -> None:
+        self.binder.forget(key)
+        self.placeholders.forget(key)
 
     def _eviction_failed(self, key: str, why: str) -> None:
         self.metrics.eviction("refused" if "429" in why else "failed")

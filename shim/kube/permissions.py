@@ -15,6 +15,7 @@ SHIM_API_CALLS: frozenset[tuple[str, str, str, str]] = frozenset(
     {("", resource, verb, CLUSTER) for resource in ("pods", "nodes", "namespaces") for verb in _READ}
     | {("", "pods/binding", "create", CLUSTER), ("", "pods/eviction", "create", CLUSTER)}
     | {("", "pods/status", "patch", CLUSTER)}
+    | {("", "pods", verb, CLUSTER) for verb in ("create", "delete")}  # gang placeholders only
     | {("", "events", verb, CLUSTER) for verb in ("create", "patch")}
     | {("scheduling.sigs.k8s.io", "elasticquotas", verb, CLUSTER) for verb in (*_READ, "patch")}
     | {("scheduling.sigs.k8s.io", "elasticquotas/status", "patch", CLUSTER)}

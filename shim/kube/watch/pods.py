@@ -84,10 +84,12 @@ class PodSync:
         cache: KubeCache,
         forget_binding: Callable[[str], None],
         clock: Callable[[], float] = time.monotonic,
+        retiring: Callable[[str], bool] = lambda key: False,
     ) -> None:
         self._scheduler = scheduler
         self._cache = cache
         self._forget_binding = forget_binding
+        self._retiring = retiring  # gang placeholders the core let go of, their deletion under way
         self._clock = clock
         self._lock = threading.RLock()
         self._known: dict[str, Known] = {}
@@ -171,6 +173,8 @@ class PodSync:
     def _apply_bound(self, key: str, pod: Mapping[str, Any], node: str, namespace: Mapping[str, Any]) -> None:
         self._retry.pop(key, None)
         current = self._scheduler.allocation(key)
+        if current is None and self._retiring(key):
+            return  # a placeholder the core released: its DELETED event is on its way
         if current is not None and current.node_id == node:
             self._known[key] = Known(OWN, node)
             return

@@ -1,6 +1,9 @@
-"""The shim's writes to the API server: pod bindings, evictions, and token reviews for REST.
+"""The shim's writes to the API server: pod bindings, evictions, gang placeholder pods, and
+token reviews for REST.
 
-Only these subresources are ever written for pods; kopf itself never writes to pods or nodes.
+Only these subresources are ever written for Herder's pods; the only pods Herder creates or
+deletes are its gang placeholders (shim/kube/write/placeholders.py); kopf itself never writes
+to pods or nodes.
 
 Bindings are the hot path (one per placed pod), so they skip the client's model layer: the body
 is a plain dict serialised once, with the client's own auth headers (tokens refreshed by its
@@ -82,6 +85,27 @@ class KubeWriter:
             name, namespace, body, _preload_content=False, _request_timeout=self._timeout
         )
         response.read()  # whole, so the connection can serve the next call
+        response.release_conn()
+
+    def create_pod(self, namespace: str, body: dict[str, Any]) -> None:
+        """POST a pod (a gang placeholder); raises ApiException (409: it exists already)."""
+        pod: Any = body  # the client serialises a plain dict as it is
+        response: Any = self._core.create_namespaced_pod(
+            namespace, pod, _preload_content=False, _request_timeout=self._timeout
+        )
+        response.read()
+        response.release_conn()
+
+    def delete_pod(self, namespace: str, name: str) -> None:
+        """DELETE a pod at once (grace period 0: a placeholder runs nothing to stop)."""
+        response: Any = self._core.delete_namespaced_pod(
+            name,
+            namespace,
+            grace_period_seconds=0,
+            _preload_content=False,
+            _request_timeout=self._timeout,
+        )
+        response.read()
         response.release_conn()
 
 

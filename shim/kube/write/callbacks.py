@@ -9,6 +9,7 @@ from core.events import SchedulingEvent
 from core.objects.ask import Allocation
 from shim.kube.write.binder import Binder
 from shim.kube.write.evictor import Evictor
+from shim.kube.write.placeholders import PlaceholderWriter
 
 log = logging.getLogger("herder.operator")
 
@@ -16,17 +17,33 @@ log = logging.getLogger("herder.operator")
 class ShimCallbacks:
     """Implements core.callbacks.Callbacks; events wait in `events` for the Kubernetes Event writer."""
 
-    def __init__(self, binder: Binder, evictor: Evictor, event_backlog: int = 10_000) -> None:
+    def __init__(
+        self,
+        binder: Binder,
+        evictor: Evictor,
+        event_backlog: int = 10_000,
+        placeholders: PlaceholderWriter | None = None,
+    ) -> None:
         self._binder = binder
         self._evictor = evictor
+        self._placeholders = placeholders
         self.events: queue.Queue[SchedulingEvent] = queue.Queue(maxsize=event_backlog)
         self.events_dropped = 0
 
     def bind(self, allocation: Allocation) -> None:
+        if self._placeholders is not None and (allocation.placeholder or allocation.replaces):
+            if allocation.placeholder:
+                self._placeholders.create(allocation)
+            else:
+                self._placeholders.replace(allocation)  # the placeholder goes, then the binder binds
+            return
         if not self._binder.submit(allocation.key, allocation.node_id):
             log.warning("pod %s already being bound; second binding refused", allocation.display_name)
 
     def evict(self, allocation: Allocation, reason: str) -> None:
+        if self._placeholders is not None and allocation.placeholder:
+            self._placeholders.delete(allocation, reason)
+            return
         self._evictor.submit(allocation.key, reason)
 
     def report(self, event: SchedulingEvent) -> None:
