@@ -140,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--preemption", action="store_true", help="two of the nine team queues below a guarantee, preemption on"
     )
+    bench.add_argument("--gangs", type=int, default=0, help="make this percent of applications gangs (task groups)")
     bench.add_argument("--emulator", action="store_true", help="bind through the whole shim against the emulator")
     bench.add_argument("--sweep", action="store_true", help="run 500, 5,000 and 20,000 nodes and print a table")
     bench.add_argument("--event-streams", type=int, default=0, help="schedule with N event stream clients")

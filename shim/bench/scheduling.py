@@ -14,6 +14,9 @@ and only those calls are timed. The world is deterministic (fixed seeds, no cloc
   and 1000, one in five with a zone nodeSelector; with `--rules P`, P% of the applications
   (so of the pods) carry rules between pods: half of them required anti-affinity to their own
   application on `kubernetes.io/hostname`, half a zone spread (maxSkew 1, DoNotSchedule).
+- with `--gangs P`, P% of the applications are gangs (YuniKorn's task-group annotations, one
+  group of all 25 pods, 1 core each): each pod is placed twice, as a placeholder and as the
+  real pod taking its place, and both count as decisions.
 
 Figures: decisions/s (pods placed over the wall time spent in `schedule()`, and over its CPU
 time, steadier on a shared machine), the p50/p99 of the core's own `decision_latency`, pods
@@ -208,14 +211,31 @@ def _rules(app: int, rules: int) -> dict[str, Any]:
     return {"topologySpreadConstraints": [spread]}
 
 
+GANG_POD = ("1", "2Gi")
+GANG_MEMBER = {"cpu": "1010m", "memory": "2080Mi"}  # the pod with its log-agent sidecar
+
+
+def _is_gang(app: int, gangs: int) -> bool:
+    """`gangs` percent of the applications, spread evenly."""
+    return gangs > 0 and (app * gangs) % 100 < gangs
+
+
+def _gang_annotations() -> dict[str, str]:
+    groups = [{"name": "workers", "minMember": PODS_PER_APP, "minResource": GANG_MEMBER}]
+    return {"yunikorn.apache.org/task-group-name": "workers", "yunikorn.apache.org/task-groups": json.dumps(groups)}
+
+
 def synthetic_pods(
-    count: int, namespaces: list[str], users: int = 0, groups: int = 0, rules: int = 0
+    count: int, namespaces: list[str], users: int = 0, groups: int = 0, rules: int = 0, gangs: int = 0
 ) -> Iterator[dict[str, Any]]:
     rng = random.Random(42)
     for i in range(count):
         app = i // PODS_PER_APP
         namespace = namespaces[app % len(namespaces)]
         _, cpu, memory, gpus = _pick(rng, POD_SIZES)
+        gang = _is_gang(app, gangs)
+        if gang:
+            (cpu, memory), gpus = GANG_POD, 0
         priority = _pick(rng, PRIORITIES)[1]
         requests: dict[str, str] = {"cpu": cpu, "memory": memory}
         spec: dict[str, Any] = {
@@ -230,11 +250,11 @@ def synthetic_pods(
         if gpus:
             requests[GPU] = str(gpus)
             spec["tolerations"] = [{"key": GPU, "operator": "Exists", "effect": "NoSchedule"}]
-        if i % 5 == 0:
+        if i % 5 == 0 and not gang:
             spec["nodeSelector"] = {ZONE: ZONES[app % 3]}
-        if rules:
+        if rules and not gang:
             spec.update(_rules(app, rules))
-        annotations = {}
+        annotations = _gang_annotations() if gang else {}
         if users:
             user = app % users
             names = sorted({f"group-{user % groups}", f"group-{(user * 13 + 1) % groups}"}) if groups else []
@@ -257,9 +277,13 @@ class CountingCallbacks:
 
     def __init__(self) -> None:
         self.binds = 0
+        self.placeholders = 0
+        self.replacements = 0
 
     def bind(self, allocation: Allocation) -> None:
         self.binds += 1
+        self.placeholders += allocation.placeholder
+        self.replacements += bool(allocation.replaces)
 
     def evict(self, allocation: Allocation, reason: str) -> None:
         pass
@@ -280,6 +304,7 @@ def run_scheduling(
     limits: bool = True,
     rules: int = 0,
     preemption: bool = False,
+    gangs: int = 0,
 ) -> dict[str, Any]:
     """Build the cluster, place every pod that can run, and return the figures."""
     rss_before = _maxrss_mib()
@@ -292,7 +317,7 @@ def run_scheduling(
     for node in synthetic_nodes(nodes):
         scheduler.update_node(node_to_info(node), now=0.0)
     namespaces = synthetic_namespaces()
-    for pod in synthetic_pods(pods, list(namespaces), users, groups, rules):
+    for pod in synthetic_pods(pods, list(namespaces), users, groups, rules, gangs):
         scheduler.add_ask(pod_to_ask(pod, namespaces[pod["metadata"]["namespace"]]), now=0.0)
     setup = time.perf_counter() - start
 
@@ -326,6 +351,9 @@ def run_scheduling(
         "pending": len(waiting),
         "parked": scheduler.metrics.attempts_failed,
         "binds": callbacks.binds,
+        "gangs_percent": gangs,
+        "placeholders": callbacks.placeholders,
+        "replacements": callbacks.replacements,
         "cycles": cycles,
         "pending_reasons": dict(Counter(waiting).most_common(5)),
         "schedule_seconds": round(busy, 3),
@@ -340,9 +368,13 @@ def run_scheduling(
     }
 
 
-def run_isolated(nodes: int, pods: int, users: int = 0, groups: int = 0, limits: bool = True) -> dict[str, Any]:
+def run_isolated(
+    nodes: int, pods: int, users: int = 0, groups: int = 0, limits: bool = True, gangs: int = 0
+) -> dict[str, Any]:
     """`run_scheduling` in a fresh interpreter, so memory and garbage are this run's own."""
-    spec = json.dumps({"nodes": nodes, "pods": pods, "users": users, "groups": groups, "limits": limits})
+    spec = json.dumps(
+        {"nodes": nodes, "pods": pods, "users": users, "groups": groups, "limits": limits, "gangs": gangs}
+    )
     done = subprocess.run([sys.executable, "-m", __name__, spec], capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"bench run {spec} failed: {done.stderr.strip()[-2000:]}")
@@ -414,7 +446,9 @@ def _print_text(report: dict[str, Any]) -> None:
     if "scheduling" in report:
         run = report["scheduling"]
         with_rules = f", {run['rules_percent']}% with pod rules" if run.get("rules_percent") else ""
-        print(f"scheduling: {run['nodes']:,} nodes, {run['pods']:,} pending pods{with_rules}")
+        gangs = f", {run['gangs_percent']}% of applications gangs ({run['placeholders']:,} placeholders)"
+        gangs = gangs if run.get("gangs_percent") else ""
+        print(f"scheduling: {run['nodes']:,} nodes, {run['pods']:,} pending pods{with_rules}{gangs}")
         print(_table([("", run)]))
         if run["pending"]:
             print(f"pending because: {run['pending_reasons']}")
@@ -455,14 +489,16 @@ def bench_command(args: argparse.Namespace) -> int:
     if args.users and not args.groups:
         print("herder bench: --users needs --groups", file=sys.stderr)
         return 2
-    if min(args.nodes, args.pods, args.quotas, args.users, args.groups) < 0:
-        print("herder bench: counts must not be negative", file=sys.stderr)
+    if min(args.nodes, args.pods, args.quotas, args.users, args.groups) < 0 or not 0 <= args.gangs <= 100:
+        print("herder bench: counts must not be negative (and --gangs a percentage)", file=sys.stderr)
         return 2
     try:
         if not (args.sweep or args.users or args.quotas or args.emulator):
-            report["scheduling"] = run_scheduling(args.nodes, args.pods, rules=args.rules, preemption=args.preemption)
+            report["scheduling"] = run_scheduling(
+                args.nodes, args.pods, rules=args.rules, preemption=args.preemption, gangs=args.gangs
+            )
         if args.sweep:
-            report["sweep"] = [run_isolated(n, args.pods) for n in SWEEP_NODES]
+            report["sweep"] = [run_isolated(n, args.pods, gangs=args.gangs) for n in SWEEP_NODES]
         if args.users:
             report["ugm"] = _ugm_comparison(args.nodes, args.pods, args.users, args.groups)
         if args.quotas:

@@ -61,3 +61,45 @@ def test_the_gangs_example_runs_one_gang_after_the_other_and_fails_the_hard_one(
     assert pods["ml/notebook"]["bound"] == 90
     states = sorted(entry["state"] for entry in placeholders(report).values())
     assert states == ["Released"] * 2 + ["Replaced"] * 8
+
+
+def test_bad_gang_input_keeps_the_pods_waiting_with_the_problem_named_and_others_run() -> None:
+    def broken(name: str, annotations: dict[str, str]) -> dict[str, Any]:
+        return pod(name, duration=10, labels={"applicationId": name}, annotations=annotations)
+
+    report = simulate(
+        {
+            "nodes": [node(cpu="8")],
+            "workload": [
+                broken("bad-json", {"yunikorn.apache.org/task-groups": "[{name: w"}),
+                broken(
+                    "bad-timeout",
+                    {
+                        "yunikorn.apache.org/task-groups": GROUPS,
+                        "yunikorn.apache.org/schedulingPolicyParameters": "placeholderTimeoutInSeconds=ten",
+                    },
+                ),
+                gang("good", 3, duration=10),
+                pod(
+                    "stray",
+                    duration=10,
+                    labels={"applicationId": "good"},
+                    annotations={"yunikorn.apache.org/task-group-name": "driver"},
+                ),
+                pod("plain", duration=10),
+            ],
+            "until": 100,
+        }
+    )
+    pods = report["pods"]
+    assert pods["default/bad-json"]["state"] == "Pending"
+    assert "yunikorn.apache.org/task-groups: not JSON" in pods["default/bad-json"]["reason"]
+    assert "placeholderTimeoutInSeconds must be whole seconds, got 'ten'" in pods["default/bad-timeout"]["reason"]
+    assert pods["default/stray"]["state"] == "Pending"
+    assert "names task group 'driver', which application good does not define" in pods["default/stray"]["reason"]
+    assert [pods[f"default/good-{i}"]["state"] for i in range(3)] == ["Succeeded"] * 3
+    assert pods["default/plain"]["state"] == "Succeeded"
+    named = [
+        e["message"] for e in report["events"] if e["reason"] == "Unschedulable" and e.get("name") == "default/stray"
+    ]
+    assert named and "driver" in named[0]

@@ -1,7 +1,7 @@
 """Kubernetes Events for what the scheduler did to pods, throttled so a burst cannot flood the API.
 
 The core's scheduling events about pods (`Scheduled`, `Unschedulable`, `Evicted`, `Preempted`,
-`EvictionRefused`, `PreferencesIgnored`) become core/v1 Events on the pod, under the names
+`EvictionRefused`, `PreferencesIgnored`, `PlaceholderTooSmall`) become core/v1 Events on the pod, under the names
 kube-scheduler and the kubelet use where one exists (`FailedScheduling` for a waiting pod).
 Refusals of ElasticQuotas, the ConfigMap and Nodes are posted by shim/kube/write/recorder.py, which
 knows when a refusal has settled; they are not repeated here.
@@ -43,6 +43,7 @@ POD_EVENTS: dict[str, tuple[str, str]] = {
     "Preempting": (NORMAL, "Preempting"),
     "EvictionRefused": (WARNING, "EvictionRefused"),
     "PreferencesIgnored": (NORMAL, "PreferencesIgnored"),
+    "PlaceholderTooSmall": (WARNING, "PlaceholderTooSmall"),  # a gang pod larger than its task group
 }
 
 
