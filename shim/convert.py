@@ -39,6 +39,7 @@ from shim.convert_pod import (
     map_at,
     meta_of,
     object_name,
+    parse_json,
     pod_constraints,
     pod_resource,
 )
@@ -116,10 +117,7 @@ def user_info(pod: Mapping[str, Any]) -> UserGroup:
     if raw is None:
         return UserGroup()
     where = f"pod {object_name(pod)} annotation {ANNOTATION_USER_INFO}"
-    try:
-        data = json.loads(raw)
-    except (TypeError, ValueError) as err:
-        raise ConversionError(f"{where}: not JSON ({err}): {raw!r}") from None
+    data = parse_json(raw, where)
     if not isinstance(data, Mapping):
         raise ConversionError(f"{where}: expected an object with user and groups, got {raw!r}")
     user = data.get("user") or DEFAULT_USER

@@ -13,14 +13,13 @@ gang annotations, so a restarted Herder reads them back with these same function
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from core.gang.spec import DEFAULT_TIMEOUT, SOFT, STYLES, GangSpec, TaskGroup
 from core.resources import QuantityError, Resource, resource_from_kubernetes
-from shim.convert_pod import PODS, ConversionError, annotations_of, object_name, pod_constraints
+from shim.convert_pod import PODS, ConversionError, annotations_of, object_name, parse_json, pod_constraints
 
 ANNOTATION_TASK_GROUPS = "yunikorn.apache.org/task-groups"
 ANNOTATION_TASK_GROUP_NAME = "yunikorn.apache.org/task-group-name"
@@ -79,10 +78,7 @@ def pod_gang(pod: Mapping[str, Any], key: str) -> tuple[PodGang, list[str]]:
 
 
 def task_groups(raw: Any, where: str) -> tuple[TaskGroup, ...]:
-    try:
-        data = json.loads(raw)
-    except (TypeError, ValueError) as err:
-        raise ConversionError(f"{where}: not JSON ({err}): {str(raw)[:200]!r}") from None
+    data = parse_json(raw, where)
     if not isinstance(data, list):
         raise ConversionError(f"{where}: expected a JSON list of task groups, got {type(data).__name__}")
     groups: list[TaskGroup] = []

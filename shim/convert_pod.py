@@ -7,6 +7,7 @@ every conversion raises; shim/convert.py re-exports what callers use.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -46,6 +47,14 @@ def labels_of(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
 
 def annotations_of(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return map_at(obj, "metadata", "annotations")
+
+
+def parse_json(raw: Any, where: str) -> Any:
+    """An annotation's JSON value; ConversionError naming `where` when it is not JSON."""
+    try:
+        return json.loads(raw)
+    except (TypeError, ValueError) as err:
+        raise ConversionError(f"{where}: not JSON ({err}): {str(raw)[:200]!r}") from None
 
 
 def object_name(obj: Mapping[str, Any] | None) -> str:

@@ -9,31 +9,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.gang.spec import HARD, SOFT, GangSpec, TaskGroup
+from tests.core.scheduling.test_gangs import QUEUES
 from tests.core.scheduling.world import World, res
-
-QUEUES = """
-partitions:
-  - name: default
-    queues:
-      - name: root
-        submitacl: "*"
-        queues:
-          - name: a
-            resources:
-              max: {vcore: 10}
-          - name: b
-"""
 
 gangs = st.tuples(
     st.lists(st.tuples(st.integers(1, 3), st.sampled_from([0.5, 1, 2])), min_size=1, max_size=2),
     st.integers(-1, 1),  # real pods per group: minMember plus this
     st.sampled_from([SOFT, HARD]),
-    st.sampled_from(["root.a", "root.b"]),
+    st.sampled_from(["root.a", "root.small"]),
 )
 actions = st.lists(
     st.one_of(
         st.tuples(st.just("gang"), gangs),
-        st.tuples(st.just("pod"), st.sampled_from([0.5, 1, 3]), st.sampled_from(["root.a", "root.b"])),
+        st.tuples(st.just("pod"), st.sampled_from([0.5, 1, 3]), st.sampled_from(["root.a", "root.small"])),
         st.tuples(st.just("cycle"), st.sampled_from([0, 10, 40])),
         st.tuples(st.just("finish"), st.integers(0, 50)),
         st.tuples(st.just("node"), st.sampled_from([2, 4])),
