@@ -7,6 +7,8 @@ and `core/gang/tidy.py` makes or releases the placeholders the record says are m
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from core.gang.gang import RESERVED, Gang
 from core.gang.rules import gang_refusal
 from core.objects.application import Application
@@ -24,6 +26,8 @@ def admit(state: CoreState, app: Application, ask: Ask) -> str | None:
     if gang is not None:
         if not ask.placeholder:
             gang.seen_real = True
+            _prefer_real_template(gang, ask)
+            gangs.touched.add(app.app_id)
         return None
     spec = ask.gang
     if spec is None or ask.placeholder or app.allocations:
@@ -67,8 +71,18 @@ def recovered(state: CoreState, app: Application, allocation: Allocation) -> Non
             gang.first_allocated = started if gang.first_allocated is None else min(gang.first_allocated, started)
         return
     gang.seen_real = True
+    _prefer_real_template(gang, ask)
     if gang.reserving:
         gangs.leave_reserving(gang, RESERVED)
+
+
+def _prefer_real_template(gang: Gang, ask: Ask) -> None:
+    """A gang rebuilt from its placeholders after a restart cuts new ones from a real pod once
+    one carrying the definition is seen: the shim copies owner, priority class and pull secrets
+    from that pod, which outlives any placeholder."""
+    if gang.template.placeholder and ask.gang is not None:
+        gang.template = ask
+        gang.spec = replace(gang.spec, originator=ask.gang.originator)
 
 
 def gone(state: CoreState, app_id: str, key: str) -> None:

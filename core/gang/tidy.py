@@ -39,7 +39,7 @@ def tidy(state: CoreState, now: float) -> None:
         if gang.seen_real and not _has_real_pods(app):
             release_all(state, gang, "its application has no pods left", now)
             gangs.end(app_id)
-        elif gang.reserving:
+        elif gang.reserving and gang.seen_real:  # placeholders recovered alone make no more
             _fill(state, app, gang, now)
 
 

@@ -31,6 +31,9 @@ from shim.placeholders import placeholder_manifest
 
 log = logging.getLogger("herder.placeholders")
 
+FIRST_PAUSE = 0.5
+LAST_PAUSE = 30.0
+
 CreatePod = Callable[[str, dict[str, Any]], None]
 DeletePod = Callable[[str, str], None]
 
@@ -63,6 +66,7 @@ class PlaceholderWriter:
         self._lock = threading.Lock()
         self._retiring: set[str] = set()
         self._creating: dict[str, Future[None]] = {}
+        self._failures: dict[str, int] = {}  # application -> placeholder creations failed in a row
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="herder-placeholder")
         self.created = 0
         self.deleted = 0
@@ -127,13 +131,24 @@ class PlaceholderWriter:
             body = placeholder_manifest(originator, allocation, image, scheduler)
         except ConversionError as error:
             log.warning("placeholder %s not created: %s", allocation.key, error)
-            self._release(allocation.key)
+            self._give_back(allocation)
             return
         if self._call(lambda: self._create_pod(namespace, body), f"creating placeholder {allocation.key}"):
             self.created += 1
+            with self._lock:
+                self._failures.pop(ask.application_id, None)
             log.info("placeholder %s created on %s", allocation.key, allocation.node_id)
         else:
-            self._release(allocation.key)
+            self._give_back(allocation)
+
+    def _give_back(self, allocation: Allocation) -> None:
+        """Hand the placeholder back to the core after a pause that doubles with each failure of
+        its application in a row, so a creation the API server keeps refusing never spins."""
+        app = allocation.application_id
+        with self._lock:
+            failures = self._failures[app] = self._failures.get(app, 0) + 1
+        self._sleep(min(FIRST_PAUSE * 2 ** (failures - 1), LAST_PAUSE))
+        self._release(allocation.key)
 
     def _delete(self, key: str, reason: str, creation: Future[None] | None = None) -> bool:
         if creation is not None:

@@ -304,6 +304,9 @@ def test_recovered_placeholders_are_adopted_not_duplicated() -> None:
     world.schedule()
     made = [a for a in world.out.binds if a.placeholder]
     assert len(made) == 1 and made[0].key not in {a.key for a in recovered}  # only the missing fourth
+    # ... cut from the real pod that defines the gang, not from a recovered placeholder.
+    assert made[0].ask is not None and made[0].ask.gang is not None
+    assert made[0].ask.gang.originator == "job-w-0"
     assert sorted(real_running(world, "job")) == sorted(names)
     assert placeholders(world) == {}
     assert world.allocated("root.a") == dict(res(4, "4Gi", 4))
