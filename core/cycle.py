@@ -162,6 +162,7 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
         step = step_for(state.gangs, state.allocations, leaf.path, ask)
         if step.hold:
             _park(state, app, ask, step.hold, now)
+            app.hold(ask.key)  # tried again only when its gang (or the gang ahead) moves on
             return None
         if step.replace is not None or step.release is not None:
             replacing = gang_steps.take_placeholder(state, step, ask, now)

@@ -39,7 +39,7 @@ def admit(state: CoreState, app: Application, ask: Ask) -> str | None:
         remember_failure(state, app.app_id, reason)
         return reason
     gangs.start(queue.path, spec, ask).seen_real = True
-    state.bump()  # pods that named a group before the definition came may go on now
+    wake(state, app.app_id)  # pods that named a group before the definition came may go on now
     return None
 
 
@@ -74,6 +74,8 @@ def recovered(state: CoreState, app: Application, allocation: Allocation) -> Non
     _prefer_real_template(gang, ask)
     if gang.reserving:
         gangs.leave_reserving(gang, RESERVED)
+        wake(state, app.app_id)
+        wake_next(state, app.queue_path)
 
 
 def _prefer_real_template(gang: Gang, ask: Ask) -> None:
@@ -92,3 +94,18 @@ def gone(state: CoreState, app_id: str, key: str) -> None:
         return
     gang.forget(key)
     state.gangs.touched.add(app_id)
+
+
+def wake(state: CoreState, app_id: str) -> None:
+    """The application's held pods may go on (its gang reserved, resumed, or was defined)."""
+    app = state.partition.applications.get(app_id)
+    if app is not None and app.held:
+        app.release_held()
+
+
+def wake_next(state: CoreState, queue_path: str) -> None:
+    """A gang left the reserving ones of this leaf: the next in arrival order may reserve now."""
+    for app_id, path in state.gangs.reserving.items():
+        if path == queue_path:
+            wake(state, app_id)
+            return

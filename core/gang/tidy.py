@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from core import lifecycle
 from core.events import APPLICATION, REQUEST, SchedulingEvent
-from core.gang.admission import remember_failure
+from core.gang.admission import remember_failure, wake, wake_next
 from core.gang.gang import FAILED, RESERVED, RESUMED, Gang, Step, placeholder_ask
 from core.gang.spec import HARD, TIMEOUT_REASON
 from core.objects.application import Application
@@ -34,11 +34,15 @@ def tidy(state: CoreState, now: float) -> None:
             continue
         app = state.partition.applications.get(app_id)
         if app is None:
+            path = gangs.reserving.get(app_id)
             gangs.end(app_id)
+            if path is not None:
+                wake_next(state, path)
             continue
         if gang.seen_real and not _has_real_pods(app):
             release_all(state, gang, "its application has no pods left", now)
             gangs.end(app_id)
+            wake_next(state, app.queue_path)
         elif gang.reserving and gang.seen_real:  # placeholders recovered alone make no more
             _fill(state, app, gang, now)
 
@@ -74,7 +78,7 @@ def _check_reserved(state: CoreState, gang: Gang, now: float) -> None:
         if progress.asked or len(progress.placed) < group.min_member:
             return
     state.gangs.leave_reserving(gang, RESERVED)
-    state.bump()  # the held real pods may go now
+    _woken(state, gang)
     message = f"all {gang.spec.members} placeholders allocated"
     state.emit(SchedulingEvent(now, APPLICATION, gang.app_id, "GangReserved", message))
 
@@ -170,12 +174,13 @@ def expire(state: CoreState, now: float) -> None:
         if not gang.seen_real:
             release_all(state, gang, f"{waited} and no pod of the application came", now)
             state.gangs.end(gang.app_id)
+            _woken(state, gang)
         elif gang.reserving and gang.spec.style == HARD:
             _fail(state, gang, now)
         elif gang.reserving:
             release_all(state, gang, f"{TIMEOUT_REASON}: {waited} (Soft style: scheduling normally)", now)
             state.gangs.leave_reserving(gang, RESUMED)
-            state.bump()
+            _woken(state, gang)
             _app_event(state, gang, f"Soft style: {waited}; placeholders released, pods scheduled normally", now)
         else:
             for progress in gang.groups.values():
@@ -189,6 +194,7 @@ def _fail(state: CoreState, gang: Gang, now: float) -> None:
     reason = f"{TIMEOUT_REASON}: the gang's placeholders were not all allocated within {gang.spec.timeout:g}s"
     app = state.partition.applications.get(gang.app_id)
     state.gangs.leave_reserving(gang, FAILED)
+    _woken(state, gang)
     remember_failure(state, gang.app_id, f"application {gang.app_id} failed: {reason}")
     for progress in gang.groups.values():
         progress.timed_out += len(progress.placed) + len(progress.asked)
@@ -203,6 +209,14 @@ def _fail(state: CoreState, gang: Gang, now: float) -> None:
         lifecycle.settle(state, app, now)
     state.emit(SchedulingEvent(now, APPLICATION, gang.app_id, "Failed", reason))
     state.gangs.end(gang.app_id)
+
+
+def _woken(state: CoreState, gang: Gang) -> None:
+    """The gang left reserving: its held pods, and the next gang of its leaf, go on."""
+    wake(state, gang.app_id)
+    app = state.partition.applications.get(gang.app_id)
+    if app is not None:
+        wake_next(state, app.queue_path)
 
 
 def _app_event(state: CoreState, gang: Gang, message: str, now: float) -> None:

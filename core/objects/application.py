@@ -4,7 +4,9 @@ Pending asks are kept in the order they are tried: priority (highest first), the
 time, then key. An ask that cannot run now is *parked* with the partition's change counter;
 parked asks are tried again only after something changed that could let them run (a pod
 ended, a node came, the config changed). That keeps a cycle from retrying thousands of
-pending pods that cannot fit, while a new ask is always tried at once.
+pending pods that cannot fit, while a new ask is always tried at once. An ask *held* (a gang's
+pod waiting for its placeholders, core/gang/) is not tried again on any change, only once
+`release_held` says its gang may go on.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class Application:
         "app_id",
         "asks",
         "finished_time",
+        "held",
         "namespace",
         "parked",
         "pending_resource",
@@ -84,6 +87,7 @@ class Application:
         self.used: dict[str, int] = {}
         self.pending_resource: dict[str, int] = {}
         self.parked: dict[str, Ask] = {}
+        self.held: dict[str, Ask] = {}
         self._pending: list[tuple[int, float, str]] = []
         self._in_pending: set[str] = set()
         self._head = 0
@@ -127,6 +131,7 @@ class Application:
         self._revision += 1
         self._in_pending.discard(key)
         self.parked.pop(key, None)
+        self.held.pop(key, None)
         for res, val in ask.resource.items():
             left = self.pending_resource.get(res, 0) - val
             if left:
@@ -151,6 +156,21 @@ class Application:
         self.parked[key] = ask
         self._parked_version = version
         self._revision += 1
+
+    def hold(self, key: str) -> None:
+        """Keep the ask out of the candidates until `release_held`, whatever changes meanwhile."""
+        ask = self.asks.get(key)
+        if ask is None:
+            return
+        self._in_pending.discard(key)
+        self.parked.pop(key, None)
+        self.held[key] = ask
+        self._revision += 1
+
+    def release_held(self) -> None:
+        for ask in self.held.values():
+            self._push(ask)
+        self.held.clear()
 
     def next_candidate(self, version: int) -> Ask | None:
         """The first ask to try now, or None when every pending ask is parked."""
