@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Container
 from dataclasses import dataclass, field, replace
 
 from core.gang.spec import GangSpec, TaskGroup
@@ -163,7 +164,7 @@ def step_for(registry: GangRegistry, allocations: dict[str, Allocation], queue_p
     return Step(release=placeholder)
 
 
-def placeholder_ask(originator: Ask, spec: GangSpec, group: TaskGroup, taken: set[str], index: int) -> Ask:
+def placeholder_ask(originator: Ask, spec: GangSpec, group: TaskGroup, taken: Container[str], index: int) -> Ask:
     """A placeholder for one member of `group`, with YuniKorn's name shape
     `tg-<application>-<group>-<nonce>`; the key is `<namespace>/<name>`, unique among `taken`."""
     app = _dns(originator.application_id)[:28].strip("-") or "app"

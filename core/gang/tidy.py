@@ -53,14 +53,24 @@ def _has_real_pods(app: Application) -> bool:
     )
 
 
+class _Taken:
+    """Every pod key the core knows, asked for one by one (a copy would cost O(pods) per gang)."""
+
+    def __init__(self, state: CoreState) -> None:
+        self._state = state
+
+    def __contains__(self, key: object) -> bool:
+        state = self._state
+        return key in state.allocations or key in state.ask_app or key in state.unplaced
+
+
 def _fill(state: CoreState, app: Application, gang: Gang, now: float) -> None:
-    taken = set(state.allocations) | set(state.ask_app) | set(state.unplaced)
+    taken = _Taken(state)
     for group in gang.spec.groups:
         progress = gang.groups[group.name]
         while len(progress.asked) + len(progress.placed) < group.min_member:
             ask = placeholder_ask(gang.template, gang.spec, group, taken, gang.made)
             gang.made += 1
-            taken.add(ask.key)
             progress.asked.add(ask.key)
             lifecycle.queue_ask(state, ask, now)
         while len(progress.asked) + len(progress.placed) > group.min_member and progress.asked:
