@@ -86,6 +86,7 @@ def _walk_leaf(state: CoreState, leaf: Queue, now: float) -> Allocation | None:
 
 
 # The first rule that keeps a pod waiting, as `herder explain` and the pending list name it.
+GANG = "gang"
 UNSUPPORTED_RULES = "unsupported-rules"
 QUEUE_MAX = "queue-max"
 QUEUE_MAX_APPLICATIONS = "queue-max-applications"
@@ -161,7 +162,7 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
     if state.gangs.gangs or ask.task_group:
         step = step_for(state.gangs, state.allocations, leaf.path, ask)
         if step.hold:
-            _park(state, app, ask, step.hold, now)
+            _park(state, app, ask, step.hold, now, GANG)
             app.hold(ask.key)  # tried again only when its gang (or the gang ahead) moves on
             return None
         if step.replace is not None or step.release is not None:

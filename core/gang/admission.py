@@ -67,7 +67,7 @@ def recovered(state: CoreState, app: Application, allocation: Allocation) -> Non
         if progress is not None:
             progress.placed.add(ask.key)
             progress.asked.discard(ask.key)
-            started = allocation.allocation_time
+            started = allocation.allocation_time - state.epoch_offset()  # Unix time -> the core's clock
             gang.first_allocated = started if gang.first_allocated is None else min(gang.first_allocated, started)
         return
     gang.seen_real = True
