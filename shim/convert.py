@@ -265,7 +265,7 @@ def pod_to_ask(pod: Mapping[str, Any], namespace: Mapping[str, Any] | None, sche
         problems.append(problem)
     quota = labels.get(LABEL_QUOTA_NAME)
     key = pod_key(pod)
-    gang, gang_problems = pod_gang(pod, key)
+    gang, gang_problems = pod_gang(pod, key, namespace, {LABEL_APP_ID: application_id(pod)})
     problems.extend(gang_problems)
     return Ask(
         key=key,

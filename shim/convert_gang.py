@@ -19,7 +19,16 @@ from typing import Any
 
 from core.gang.spec import DEFAULT_TIMEOUT, SOFT, STYLES, GangSpec, TaskGroup
 from core.resources import QuantityError, Resource, resource_from_kubernetes
-from shim.convert_pod import PODS, ConversionError, annotations_of, object_name, parse_json, pod_constraints
+from shim.convert_pod import (
+    PODS,
+    ConversionError,
+    annotations_of,
+    meta_of,
+    object_name,
+    parse_json,
+    pod_constraints,
+)
+from shim.convert_rules import pod_rules
 
 ANNOTATION_TASK_GROUPS = "yunikorn.apache.org/task-groups"
 ANNOTATION_TASK_GROUP_NAME = "yunikorn.apache.org/task-group-name"
@@ -55,7 +64,13 @@ def is_placeholder(pod: Mapping[str, Any]) -> bool:
     return annotations_of(pod).get(ANNOTATION_PLACEHOLDER) == "true"
 
 
-def pod_gang(pod: Mapping[str, Any], key: str) -> tuple[PodGang, list[str]]:
+def pod_gang(
+    pod: Mapping[str, Any],
+    key: str,
+    namespace: Mapping[str, Any] | None = None,
+    app_labels: Mapping[str, str] | None = None,
+) -> tuple[PodGang, list[str]]:
+    """`app_labels`: the application labels Herder puts on the gang's placeholders."""
     """The pod's gang annotations, read; unreadable ones become problems (and are left out)."""
     annotations = annotations_of(pod)
     name = object_name(pod)
@@ -67,7 +82,8 @@ def pod_gang(pod: Mapping[str, Any], key: str) -> tuple[PodGang, list[str]]:
     spec = None
     if ANNOTATION_TASK_GROUPS in annotations:
         try:
-            groups = task_groups(annotations[ANNOTATION_TASK_GROUPS], f"pod {name} annotation {ANNOTATION_TASK_GROUPS}")
+            where = f"pod {name} annotation {ANNOTATION_TASK_GROUPS}"
+            groups = task_groups(annotations[ANNOTATION_TASK_GROUPS], where, pod, namespace, app_labels)
             timeout, style = policy_parameters(
                 annotations.get(ANNOTATION_POLICY), f"pod {name} annotation {ANNOTATION_POLICY}"
             )
@@ -77,13 +93,21 @@ def pod_gang(pod: Mapping[str, Any], key: str) -> tuple[PodGang, list[str]]:
     return PodGang(group, spec, is_placeholder(pod)), problems
 
 
-def task_groups(raw: Any, where: str) -> tuple[TaskGroup, ...]:
+def task_groups(
+    raw: Any,
+    where: str,
+    pod: Mapping[str, Any] | None = None,
+    namespace: Mapping[str, Any] | None = None,
+    app_labels: Mapping[str, str] | None = None,
+) -> tuple[TaskGroup, ...]:
+    """The groups of a task-groups annotation; `pod` (the one carrying it) gives the namespace
+    and application the placeholders' own labels and rules are read in."""
     data = parse_json(raw, where)
     if not isinstance(data, list):
         raise ConversionError(f"{where}: expected a JSON list of task groups, got {type(data).__name__}")
     groups: list[TaskGroup] = []
     for index, item in enumerate(data):
-        groups.append(_task_group(item, f"{where} [{index}]"))
+        groups.append(_task_group(item, f"{where} [{index}]", pod, namespace, app_labels or {}))
     names = [group.name for group in groups]
     for name in names:
         if names.count(name) > 1:
@@ -102,7 +126,13 @@ def group_fields(item: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _task_group(item: Any, where: str) -> TaskGroup:
+def _task_group(
+    item: Any,
+    where: str,
+    pod: Mapping[str, Any] | None,
+    namespace: Mapping[str, Any] | None,
+    app_labels: Mapping[str, str],
+) -> TaskGroup:
     if not isinstance(item, Mapping):
         raise ConversionError(f"{where}: expected an object, got {item!r}")
     fields = group_fields(item)
@@ -126,8 +156,23 @@ def _task_group(item: Any, where: str) -> TaskGroup:
         expected = list if key in ("tolerations", "topologySpreadConstraints") else Mapping
         if value is not None and not isinstance(value, expected):
             raise ConversionError(f"{where}: '{key}' has the wrong shape: {value!r}")
-    constraints = pod_constraints({"metadata": {"name": name}, "spec": placement_spec(fields)})
-    return TaskGroup(name, members, resource, constraints)
+    labels = fields.get("labels") or {}
+    if not isinstance(labels, Mapping):
+        raise ConversionError(f"{where}: 'labels' must be a map, got {labels!r}")
+    # The placeholder pod as Herder will create it: the group's labels and rules, in the pod's namespace.
+    stand_in = {
+        "metadata": {
+            "name": f"placeholder of {name}",
+            "namespace": str(meta_of(pod).get("namespace", "")) if pod is not None else "",
+            "labels": {**{str(k): str(v) for k, v in labels.items()}, **app_labels},
+        },
+        "spec": placement_spec(fields),
+    }
+    try:
+        rules = pod_rules(stand_in, namespace)
+    except ConversionError as err:
+        raise ConversionError(f"{where}: {err}") from None
+    return TaskGroup(name, members, resource, pod_constraints(stand_in), rules)
 
 
 def placement_spec(fields: Mapping[str, Any]) -> dict[str, Any]:

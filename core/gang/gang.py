@@ -183,6 +183,7 @@ def placeholder_ask(originator: Ask, spec: GangSpec, group: TaskGroup, taken: Co
         name=key,
         resource=group.min_resource,
         constraints=group.constraints,
+        pod=group.pod,
         task_group=group.name,
         gang=spec,
         placeholder=True,

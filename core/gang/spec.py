@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.objects.constraints import NO_CONSTRAINTS, NodeConstraints
+from core.objects.pod_rules import NO_RULES, PodRules
 from core.resources import Resource
 
 SOFT = "Soft"
@@ -26,6 +27,7 @@ class TaskGroup:
     min_member: int
     min_resource: Resource  # one member's request, `pods: 1` included
     constraints: NodeConstraints = NO_CONSTRAINTS
+    pod: PodRules = NO_RULES  # the placeholders' labels and rules between pods (affinity, spread)
 
     @property
     def total(self) -> Resource:

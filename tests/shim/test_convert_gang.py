@@ -108,3 +108,35 @@ def test_bad_scheduling_policy_parameters_are_named() -> None:
         ask = pod_to_ask(pod({ANNOTATION_TASK_GROUPS: json.dumps(GROUPS), ANNOTATION_POLICY: raw}), None)
         assert ask.gang is None
         assert len(ask.problems) == 1 and expected in ask.problems[0] and ANNOTATION_POLICY in ask.problems[0]
+
+
+def test_a_groups_labels_and_rules_between_pods_are_its_placeholders_own() -> None:
+    spread = {
+        "maxSkew": 1,
+        "topologyKey": "topology.kubernetes.io/zone",
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"role": "worker"}},
+    }
+    anti = {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"role": "worker"}}}
+    groups = [
+        {
+            "name": "worker",
+            "minMember": 2,
+            "labels": {"role": "worker"},
+            "topologySpreadConstraints": [spread],
+            "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [anti]}},
+        }
+    ]
+    ask = pod_to_ask(pod({ANNOTATION_TASK_GROUPS: json.dumps(groups)}), None)
+    assert ask.gang is not None
+    rules = ask.gang.groups[0].pod
+    assert dict(rules.labels) == {"role": "worker", "yunikorn.apache.org/app-id": "job"}
+    assert rules.namespace == "team"
+    assert len(rules.spread) == 1 and len(rules.anti_affinity) == 1
+
+
+def test_a_malformed_rule_in_a_group_is_named() -> None:
+    groups = [{"name": "w", "minMember": 1, "topologySpreadConstraints": [{"maxSkew": "one"}]}]
+    ask = pod_to_ask(pod({ANNOTATION_TASK_GROUPS: json.dumps(groups)}), None)
+    assert ask.gang is None and len(ask.problems) == 1
+    assert "(task group 'w')" in ask.problems[0]
