@@ -128,7 +128,7 @@ class HerderOperator:
             lambda: (self.scheduler.settings.placeholder_image, self.scheduler.settings.scheduler_name),
             lambda key: self.scheduler.release_allocation(key),
             self.binder.submit,
-            alive=lambda: not self._dead.is_set(),
+            alive=self.may_write,  # leader fencing, as for bindings
         )
         self.callbacks = ShimCallbacks(self.binder, self.evictor, placeholders=self.placeholders)
         self.scheduler = Scheduler(self.callbacks, config, settings)

@@ -59,7 +59,7 @@ class PlaceholderWriter:
         self._image_and_scheduler = image_and_scheduler
         self._release = release
         self._bind = bind
-        self._alive = alive  # False once the replica is killed (tests): it writes nothing more
+        self._alive = alive  # False once the replica may not write (not a freshly renewed leader, killed)
         self._attempts = attempts
         self._backoff = backoff
         self._sleep = sleep
@@ -174,7 +174,7 @@ class PlaceholderWriter:
         for attempt in range(1, self._attempts + 1):
             try:
                 if not self._alive():
-                    raise ConnectionError("this replica is stopped")
+                    raise ConnectionError("this replica may not write (not the leader, or stopped)")
                 call()
                 return True
             except Exception as error:
