@@ -16,7 +16,7 @@ import yaml
 
 from core.config import ConfigError, SettingsError, load_config, parse_settings
 from core.config.safe_yaml import load_yaml
-from shim.command import EXIT_INVALID, EXIT_OK, EXIT_USAGE, herder_version, read_user_text
+from shim.command import EXIT_INVALID, EXIT_OK, EXIT_USAGE, collect_garbage_less_often, herder_version, read_user_text
 
 
 def _config_source(path: Path) -> tuple[object, dict[str, object]]:
@@ -188,6 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    collect_garbage_less_often()
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "webhook_cert_dir", None):

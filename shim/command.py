@@ -6,12 +6,17 @@ importing `shim/cli.py`, which only the `herder` entry point imports.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from core.config import SettingsError
 from core.config.safe_yaml import MAX_BYTES
+
+# The cyclic collector's youngest generation is scanned every this many net allocations
+# (CPython's default is 700).
+YOUNG_COLLECTION_THRESHOLD = 10_000
 
 EXIT_OK = 0
 EXIT_INVALID = 1
@@ -46,3 +51,15 @@ def read_user_text(path: Path, max_bytes: int = MAX_BYTES) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError as err:
         raise ValueError(f"{path} is not UTF-8 text (byte {err.start})") from None
+
+
+def collect_garbage_less_often() -> None:
+    """Scan the youngest generation every 10,000 allocations instead of 700.
+
+    A scheduling decision allocates a few dozen objects (an allocation, events, sums) that mostly
+    die by reference counting; with CPython's default the cyclic collector ran about 390 times for
+    50,000 decisions and took 15% of the cycle's CPU (`herder bench`, 5,000 nodes). The older
+    generations keep their default ratios, so a full collection still follows the same growth.
+    """
+    _, middle, oldest = gc.get_threshold()
+    gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, middle, oldest)

@@ -44,6 +44,7 @@ from core.events import SchedulingEvent
 from core.objects.ask import Allocation
 from core.scheduler import Scheduler
 from shim.bench.quota import run_quota_bench
+from shim.command import collect_garbage_less_often
 from shim.convert import node_to_info, pod_to_ask
 
 SWEEP_NODES = (500, 5000, 20000)
@@ -518,5 +519,6 @@ def bench_command(args: argparse.Namespace) -> int:
 
 if __name__ == "__main__":
     # One isolated run for `run_isolated`: the parameters as JSON in, the figures as JSON out.
+    collect_garbage_less_often()  # as `herder` does
     params = json.loads(sys.argv[1])
     print(json.dumps(run_scheduling(**params)))
