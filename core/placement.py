@@ -9,6 +9,10 @@ Generated names follow YuniKorn: a short (not `root.`-qualified) name taken from
 or the pod's queue has its dots replaced by `_dot_`, and every path is lower-cased, as YuniKorn
 did up to 1.5 (1.6 made names case-sensitive); Herder's partition keys queues case-insensitively,
 so `Alice` and `alice` share one queue. Each name must match `[a-zA-Z0-9_:#/@-]{1,64}`.
+
+A configured queue with no children and no `parent` key is a leaf, unless a rule's parent rule
+names it while it holds no applications: it then becomes a parent (listed in `to_create`, so
+the partition turns it into one), and a leaf again when its last child is gone.
 """
 
 from __future__ import annotations
@@ -19,11 +23,12 @@ from dataclasses import dataclass
 
 from core.config.schema import FilterConfig, PlacementRuleConfig
 from core.objects.ask import TAG_PARENT_QUEUE, UserGroup
-from core.placement_acl import Acl, AclSummary, QueueView, ancestors, submit_denial
+from core.placement_acl import Acl, AclSummary, ImplicitParents, QueueView, ancestors, submit_denial
 
 __all__ = [
     "Acl",
     "AclSummary",
+    "ImplicitParents",
     "PlacementManager",
     "PlacementRequest",
     "PlacementResult",
@@ -218,6 +223,8 @@ class PlacementManager:
         kind = "leaf" if leaf else "parent"
         source = _source(rule)
         if view.exists(path):
+            if not leaf and view.is_leaf(path) and _may_become_parent(view, path):
+                return _Found(path, (*pending, path))
             if view.is_leaf(path) != leaf:
                 other = "leaf" if view.is_leaf(path) else "parent"
                 return _Miss(f"{source} names {path}, which is a {other} queue, not a {kind}")
@@ -229,11 +236,19 @@ class PlacementManager:
             if ancestor in pending:
                 continue
             if view.exists(ancestor):
-                if view.is_leaf(ancestor):
+                if view.is_leaf(ancestor) and _may_become_parent(view, ancestor):
+                    missing.append(ancestor)
+                elif view.is_leaf(ancestor):
                     return _Miss(f"{source} names {path}, but {ancestor} is a leaf queue and cannot hold it")
                 continue
             missing.append(ancestor)
         return _Found(path, pending + tuple(missing) + (path,))
+
+
+def _may_become_parent(view: QueueView, path: str) -> bool:
+    """A configured leaf with no children and no `parent` key, holding no applications, becomes
+    the parent a rule names (seed 004 lists `production` without children as a parent)."""
+    return isinstance(view, ImplicitParents) and view.can_become_parent(path)
 
 
 def _source(rule: PlacementRuleConfig) -> str:

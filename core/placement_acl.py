@@ -53,6 +53,13 @@ class QueueView(Protocol):
 
 
 @runtime_checkable
+class ImplicitParents(Protocol):
+    """Optional on a view: whether a leaf may become a parent because a rule names it as one."""
+
+    def can_become_parent(self, path: str) -> bool: ...
+
+
+@runtime_checkable
 class AclSummary(Protocol):
     """Optional on a view: whether any queue in the whole tree has a submitacl."""
 

@@ -281,7 +281,7 @@ def _queue(reader: _Reader, raw: object, parent_path: str, index: int, depth: in
     admin = data.get("adminacl")
     return QueueConfig(
         name=name,
-        parent=reader.boolean(data.get("parent"), f"{path}.parent"),
+        parent=None if data.get("parent") is None else reader.boolean(data.get("parent"), f"{path}.parent"),
         guaranteed=reader.resource(resources.get("guaranteed"), f"{path}.resources.guaranteed"),
         max=reader.resource(resources.get("max"), f"{path}.resources.max"),
         max_applications=reader.count(data.get("maxapplications"), f"{path}.maxapplications"),

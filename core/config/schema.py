@@ -50,7 +50,7 @@ class ChildTemplate:
 @dataclass(frozen=True, slots=True)
 class QueueConfig:
     name: str
-    parent: bool = False  # explicitly a parent even without children
+    parent: bool | None = None  # the `parent` key; None: not stated
     guaranteed: Resource | None = None
     max: Resource | None = None
     max_applications: int = 0  # 0: not limited
@@ -63,7 +63,13 @@ class QueueConfig:
 
     @property
     def is_parent(self) -> bool:
-        return self.parent or bool(self.queues)
+        return bool(self.parent) or bool(self.queues)
+
+    @property
+    def may_become_parent(self) -> bool:
+        """A leaf only by default (no children, no `parent` key): a placement rule's parent rule
+        that names it makes it a parent while it holds no applications (seed 004's example)."""
+        return self.parent is None and not self.queues
 
 
 @dataclass(frozen=True, slots=True)

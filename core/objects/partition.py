@@ -68,6 +68,7 @@ class Partition:
     def _add_children(self, parent: Queue, cfg: QueueConfig) -> None:
         for child_cfg in cfg.queues:
             child = Queue(child_cfg.name, parent, leaf=not child_cfg.is_parent, managed=True)
+            child.leaf_by_default = child_cfg.may_become_parent
             self._configure(child, child_cfg)
             parent.add_child(child)
             self._add_children(child, child_cfg)
@@ -123,6 +124,8 @@ class Partition:
         for depth, name in enumerate(parts[1:], start=1):
             last = depth == len(parts) - 1
             child = queue.child(name)
+            if child is not None and not last and self.may_become_parent(child):
+                child.is_leaf = False  # it was an implicit parent before the change and is again
             if child is not None and child.is_leaf != last:
                 # The new tree has a queue of the other kind here: the old work drains beside it
                 # (one such queue for all applications that were there).
@@ -162,6 +165,22 @@ class Partition:
         queue = self.find_queue(path)
         return queue.submit_acl if queue is not None else None
 
+    def can_become_parent(self, path: str) -> bool:
+        queue = self.find_queue(path)
+        return queue is not None and self.may_become_parent(queue)
+
+    @staticmethod
+    def may_become_parent(queue: Queue) -> bool:
+        """A configured leaf by default only, with no applications and nothing allocated."""
+        return (
+            queue.is_leaf
+            and queue.leaf_by_default
+            and not queue.draining
+            and not queue.apps
+            and not queue.allocated
+            and not queue.pending
+        )
+
     def _create_dynamic(self, path: str) -> Queue:
         parts = path.split(".")
         parent = self.find_queue(".".join(parts[:-1]))
@@ -186,8 +205,11 @@ class Partition:
             parent = self.find_queue(".".join(parts[:-1]))
             if parent is None or parent.is_leaf:
                 raise ValueError(f"cannot create queue {path}: its parent is missing or a leaf")
-            if parent.child(parts[-1]) is None:
+            existing = parent.child(parts[-1])
+            if existing is None:
                 self._create_child(parent, parts[-1], leaf=path == result.queue_path)
+            elif path != result.queue_path and self.may_become_parent(existing):
+                existing.is_leaf = False
         queue = self.find_queue(result.queue_path or "")
         if queue is None:
             raise ValueError(f"queue {result.queue_path} does not exist after placement")
@@ -216,6 +238,8 @@ class Partition:
                 return
             parent = current.parent
             parent.children.pop(current.name.lower(), None)
+            if parent.leaf_by_default and not parent.children:
+                parent.is_leaf = True  # an implicit parent is a leaf again once its last child went
             current = parent
 
     # -- applications --------------------------------------------------------------------

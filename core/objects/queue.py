@@ -33,6 +33,7 @@ class Queue:
         "draining",
         "guaranteed",
         "is_leaf",
+        "leaf_by_default",
         "limits",
         "managed",
         "max",
@@ -54,6 +55,9 @@ class Queue:
         self.parent = parent
         self.path: str = f"{parent.path}.{name}" if parent is not None else name
         self.is_leaf = leaf
+        # A configured leaf with no children and no `parent` key: it may become a parent
+        # (see Partition.become_parent) and turns back into a leaf when its last child goes.
+        self.leaf_by_default = False
         self.managed = managed
         self.draining = False
         self.children: dict[str, Queue] = {}

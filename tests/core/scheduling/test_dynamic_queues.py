@@ -129,3 +129,82 @@ def test_a_rejected_application_is_listed_once_however_many_pods_it_has() -> Non
     assert len(rejected) == 1
     assert world.sched.metrics.apps_rejected == 1
     assert len([e for e in world.out.reasons("Rejected") if e.object_id == "job"]) == 1
+
+
+# Seed 004, "Parent queue mapping for namespaces": its queues.yaml lists `production` and
+# `development` with no children and no `parent` key, and says `finance` runs in
+# `root.production.finance`.
+SEED_004_PARENT_MAPPING = """
+partitions:
+  - name: default
+    placementrules:
+    - name: tag
+      value: namespace
+      create: true
+      parent:
+      - name: tag
+        value: namespace.parentqueue
+    queues:
+    - name: root
+      queues:
+      - name: production
+      - name: development
+"""
+
+
+def test_seed_004_parent_mapping_a_childless_queue_a_rule_names_as_parent_becomes_one() -> None:
+    world = World(SEED_004_PARENT_MAPPING)
+    world.node("n1", cpu=16)
+    world.pod("f1", namespace="finance", tags={"namespace.parentqueue": "root.production"}, app="report")
+    world.pod("s1", namespace="sales", tags={"namespace.parentqueue": "production"}, app="deals")
+    world.pod("d1", namespace="dev", tags={"namespace.parentqueue": "development"}, app="build")
+    assert world.schedule() == {"f1": "n1", "s1": "n1", "d1": "n1"}
+    assert world.queue("root.production")["isLeaf"] is False
+    assert world.queue("root.production.finance")["isLeaf"] is True
+    assert world.has_queue("root.production.sales")
+    assert world.has_queue("root.development.dev")
+
+
+def test_an_implicit_parent_keeps_its_children_across_a_config_change_and_is_a_leaf_when_they_go() -> None:
+    world = World(SEED_004_PARENT_MAPPING)
+    world.node("n1", cpu=16)
+    world.pod("f1", namespace="finance", tags={"namespace.parentqueue": "production"}, app="report")
+    world.schedule()
+    world.configure(SEED_004_PARENT_MAPPING + "      - name: staging\n")
+    assert world.queue("root.production.finance")["isLeaf"] is True
+    assert not world.has_queue("root.production-draining")
+    world.finish("f1")
+    world.schedule(advance=COMPLETING_TIMEOUT)
+    assert not world.has_queue("root.production.finance")
+    assert world.queue("root.production")["isLeaf"] is True
+
+
+def test_a_childless_queue_holding_applications_stays_a_leaf() -> None:
+    world = World(
+        SEED_004_PARENT_MAPPING.replace("    placementrules:\n", "    placementrules:\n    - name: provided\n")
+    )
+    world.node("n1", cpu=16)
+    world.pod("own", namespace="x", queue="root.production", app="direct")
+    world.schedule()
+    world.pod("f1", namespace="finance", tags={"namespace.parentqueue": "production"}, app="report")
+    assert world.schedule() == {}
+    reason = world.reason("f1") or ""
+    assert "root.production, which is a leaf queue, not a parent" in reason
+
+
+def test_a_queue_stated_as_a_leaf_never_becomes_a_parent() -> None:
+    stated = SEED_004_PARENT_MAPPING.replace("- name: production\n", "- name: production\n        parent: false\n")
+    world = World(stated)
+    world.node("n1", cpu=16)
+    world.pod("f1", namespace="finance", tags={"namespace.parentqueue": "production"}, app="report")
+    assert world.schedule() == {}
+    assert "root.production, which is a leaf queue, not a parent" in (world.reason("f1") or "")
+
+
+def test_seed_004_parent_mapping_validation_notes_the_queues_that_may_become_parents() -> None:
+    notes = load_config(SEED_004_PARENT_MAPPING).warnings
+    assert [n.split(":")[0] for n in notes] == [
+        "partitions[default].queues.root.production",
+        "partitions[default].queues.root.development",
+    ]
+    assert "becomes a parent when the parent rule of placementrules[0] names it" in notes[0]
