@@ -25,6 +25,7 @@ from core.config.schema import (
     QueueConfig,
     SchedulerConfig,
 )
+from core.config.units import old_unit_warnings
 from core.resources import QuantityError, Resource, resource_from_config
 
 _TOP_KEYS = frozenset({"partitions", "checksum"})
@@ -138,6 +139,7 @@ class _Reader:
             self.problems.append(str(err) if str(err).startswith(path) else f"{path}: {err}")
             return None
         self.warnings.extend(warnings)
+        self.warnings.extend(old_unit_warnings(value, path))
         return res
 
 

@@ -144,6 +144,7 @@ class HerderOperator:
             self.recorder,
             initial=(configmap or {}).get("data") if configmap is not None else None,
         )
+        self.reloader.tell_warnings(configmap, config)
         self.pod_watch = Reflector(
             api_client,
             WatchTarget(

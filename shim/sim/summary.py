@@ -119,6 +119,10 @@ def human_summary(report: Mapping[str, Any]) -> str:
     ]
     for event in scenario[:SHOWN]:
         lines.append(f"  at {event['timestamp']:g} s {event['objectID']}: {event['reason']}: {event['message']}")
+    warnings = [e for e in report["events"] if e["type"] == "SCENARIO" and e["reason"] == "ConfigWarning"]
+    if warnings:
+        lines.append("Configuration warnings (accepted, but read as Herder reads them):")
+        lines.extend(f"  at {e['timestamp']:g} s: {e['message']}" for e in warnings)
     return "\n".join(lines)
 
 

@@ -80,3 +80,20 @@ def test_a_fixed_configmap_applies_after_a_refused_one(cluster: Cluster) -> None
     eventually(lambda: refusals(cluster), "a ConfigRefused Event on the ConfigMap")
     cluster.set_config({"quota.recycle.delay": "7s"})
     eventually(lambda: herder.scheduler.settings.recycle_delay == 7.0, "the corrected delay to apply")
+
+
+def test_seed_004_static_queues_in_old_units_apply_with_a_config_warning_event(cluster: Cluster) -> None:
+    # Seed 004, "Static queue definition": `memory: 100000` meant MB and `vcore: 10000` millicores.
+    herder = cluster.start_herder()
+    sandbox = "{name: sandbox, resources: {max: {memory: 100000, vcore: 10000}}}"
+    old_units = f"partitions: [{{name: default, queues: [{{name: root, queues: [{sandbox}]}}]}}]"
+    cluster.set_config({"queues.yaml": old_units})
+
+    def warnings() -> list[str]:
+        events = cluster.events_about("ConfigMap", "herder-config")
+        return [e["message"] for e in events if e["reason"] == "ConfigWarning"]
+
+    [message] = eventually(warnings, "a ConfigWarning Event on the ConfigMap")
+    assert "root.sandbox.resources.max: memory 100000 is read as 100000 bytes" in message
+    assert "write '100000M'" in message and "write '10000m' for 10 cores" in message
+    assert herder.scheduler.queue_document("root.sandbox")["maxResource"] == {"memory": 100000, "vcore": 10000000}

@@ -123,3 +123,20 @@ def test_validate_names_preemption_and_priority_problems_and_warns_about_stateaw
     assert "warning: partitions[default].queues.root.a.properties.application.sort.policy: 'stateaware'" in (
         capsys.readouterr().out
     )
+
+
+def test_validate_of_seed_004_static_queues_says_how_to_write_the_old_units(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Seed 004, "Static queue definition", its sandbox queue verbatim.
+    config = tmp_path / "queues.yaml"
+    config.write_text(
+        "partitions:\n  - name: default\n    queues:\n      - name: root\n        submitacl: '*'\n"
+        "        queues:\n          - name: sandbox\n            resources:\n              guaranteed:\n"
+        "                memory: 100000\n                vcore: 10000\n"
+    )
+    assert main(["validate", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert "valid (2 queues" in out
+    assert "  warning: partitions[default].queues.root.sandbox.resources.guaranteed: memory 100000" in out
+    assert "write '100000M' for 100000 MB" in out and "write '10000m' for 10 cores" in out

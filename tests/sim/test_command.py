@@ -77,6 +77,16 @@ def test_human_summary_says_what_ran_and_why_pods_wait(tmp_path: Path, capsys: p
     assert "Why pods still wait:" in out and "default/job-2" in out
 
 
+def test_human_summary_lists_configuration_warnings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old_units = {"partitions": [{"name": "default", "queues": [{"name": "root", "queues": [
+        {"name": "sandbox", "resources": {"max": {"memory": 100000, "vcore": 10000}}}]}]}]}
+    path = write(tmp_path, {"config": old_units, "nodes": [node(cpu="2")], "until": 1})
+    assert main(["simulate", str(path), "--quiet"]) == 0
+    out, _ = capsys.readouterr()
+    assert "Configuration warnings (accepted, but read as Herder reads them):" in out
+    assert "memory 100000 is read as 100000 bytes" in out and "write '10000m' for 10 cores" in out
+
+
 def test_invalid_scenario_lists_its_problems_and_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, {"workload": [{**pod("a"), "count": "many"}], "until": -5})
     assert main(["simulate", str(path)]) == 1

@@ -2,8 +2,10 @@
 
 A change is validated whole (queues and settings together) before anything is applied; an
 invalid one is refused with a Kubernetes Event on the ConfigMap naming every problem, and the
-running configuration stays. `--set` options from the command line override the ConfigMap's
-settings; a `--config` file stands in when the ConfigMap has no `queues.yaml`.
+running configuration stays. A change applied with warnings (values read differently from how
+they look, see core/config/notes.py) gets a `ConfigWarning` Event listing them. `--set` options
+from the command line override the ConfigMap's settings; a `--config` file stands in when the
+ConfigMap has no `queues.yaml`.
 
 `scheduler.name` decides which pods are Herder's; changing it while running would turn pods
 into someone else's, so that change is refused (restart to apply it). Leader election and
@@ -28,6 +30,7 @@ log = logging.getLogger("herder.config")
 
 QUEUES_KEY = "queues.yaml"
 REFUSED = "ConfigRefused"
+WARNED = "ConfigWarning"
 RESTART_ONLY = (
     "lease_name",
     "lease_duration",
@@ -108,6 +111,18 @@ class ConfigReloader:
             self._last = data
             return self._apply(obj, data)
 
+    def tell_warnings(self, obj: Mapping[str, Any] | None, config: SchedulerConfig) -> None:
+        """Log the configuration's warnings and say them in one Event on the ConfigMap."""
+        if not config.warnings:
+            return
+        message = (
+            f"ConfigMap {self._source.namespace}/{self._source.name} applied with warnings: "
+            + "; ".join(config.warnings)
+        )
+        log.warning("%s", message)
+        if self._recorder is not None and obj is not None:
+            self._recorder.record(obj, "ConfigMap", "v1", WARNED, message)
+
     def _apply(self, obj: Mapping[str, Any], data: Any) -> bool:
         try:
             config, settings = parse_configmap(data, self._source)
@@ -139,6 +154,7 @@ class ConfigReloader:
         self.applied += 1
         if self._recorder is not None:
             self._recorder.forget(obj, "ConfigMap")
+        self.tell_warnings(obj, config)
         log.info(
             "configuration reloaded from ConfigMap %s/%s (checksum %s)",
             self._source.namespace,

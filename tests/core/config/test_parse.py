@@ -83,6 +83,30 @@ def test_seed_004_quota_example_loads_with_vcore_in_millicores() -> None:
     assert root.submit_acl == "*"
 
 
+def test_seed_004_static_queues_warn_for_each_value_only_the_old_units_explain() -> None:
+    # Seed 004, "Static queue definition": YuniKorn before 1.0 read memory in MB, vcore in millicores.
+    warnings = load_config(SEED_004_QUOTAS).warnings
+    assert len(warnings) == 12  # memory and vcore of guaranteed and max, three queues
+    assert (
+        "partitions[default].queues.root.sandbox.resources.max: memory 100000 is read as 100000 bytes; "
+        "YuniKorn before 1.0 read a plain memory number as MB: write '100000M' for 100000 MB"
+    ) in warnings
+    assert (
+        "partitions[default].queues.root.sandbox.resources.max: vcore 10000 is read as 10000 cores; "
+        "YuniKorn before 1.0 read a plain vcore number as millicores: write '10000m' for 10 cores"
+    ) in warnings
+
+
+def test_quantities_that_make_sense_today_get_no_old_unit_warning() -> None:
+    text = SEED_004_QUOTAS
+    for old, new in (("500000", "500000M"), ("800000", "64Gi"), ("50000", "50"), ("80000", "999")):
+        text = text.replace(f"memory: {old}", f"memory: {new}").replace(f"vcore: {old}", f"vcore: {new}")
+    warned = {w.split(":")[0] for w in load_config(text).warnings}
+    assert not any("advertisement" in where for where in warned)
+    assert load_config("partitions: [{name: default, queues: [{name: root, queues: [{name: a, "
+                       "resources: {max: {memory: 2Mi, vcore: '500m'}}}]}]}]").warnings == ()
+
+
 def test_seed_004_tag_example_loads_and_warns_stateaware_is_fifo() -> None:
     cfg = load_config(SEED_004_TAG)
     rule = cfg.partition().placement_rules[0]
