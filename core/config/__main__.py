@@ -1,4 +1,4 @@
-"""`python -m core.config`: check the queues.yaml on stdin; print `[allowed, reason]` as JSON.
+"""`python -m core.config`: check the queues.yaml on stdin; print `[allowed, reason, warnings]` as JSON.
 
 The REST server's `validate-conf` runs this in a child interpreter (shim/rest/validation.py),
 so a costly document costs that child, at a low CPU priority, never the scheduler. It
@@ -17,11 +17,11 @@ def main() -> None:
         os.nice(19)  # the scheduler and its probes come first
     text = sys.stdin.buffer.read().decode("utf-8")
     try:
-        load_config(text)
+        config = load_config(text)
     except ConfigError as problem:
-        answer: tuple[bool, str] = (False, "; ".join(problem.problems))
+        answer: tuple[bool, str, list[str]] = (False, "; ".join(problem.problems), [])
     else:
-        answer = (True, "")
+        answer = (True, "", list(config.warnings))
     sys.stdout.write(json.dumps(answer))
 
 

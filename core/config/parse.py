@@ -14,7 +14,12 @@ from core.config.errors import ConfigError
 from core.config.safe_yaml import YAMLLimitError, check_nesting, load_yaml
 from core.config.schema import (
     APPLICATION_SORT_POLICY,
+    APPLICATION_SORT_PRIORITY,
     DEFAULT_PARTITION,
+    PREEMPTION_DELAY,
+    PREEMPTION_POLICY,
+    PRIORITY_OFFSET,
+    PRIORITY_POLICY,
     ROOT,
     ChildTemplate,
     FilterConfig,
@@ -52,6 +57,16 @@ _LIMIT_KEYS = frozenset({"limit", "users", "groups", "maxresources", "maxapplica
 UNSCHEDULABLE_BACKOFF = "application.unschedasks.backoff"  # YuniKorn 1.8 (and its .delay)
 _TEMPLATE_KEYS = frozenset({"maxapplications", "properties", "resources"})
 _PREEMPTION_KEYS = frozenset({"enabled"})
+READ_PROPERTIES = frozenset(
+    {
+        APPLICATION_SORT_POLICY,
+        APPLICATION_SORT_PRIORITY,
+        PREEMPTION_POLICY,
+        PREEMPTION_DELAY,
+        PRIORITY_OFFSET,
+        PRIORITY_POLICY,
+    }
+)
 
 
 class _Reader:
@@ -126,6 +141,23 @@ class _Reader:
         for key, item in value.items():
             out[str(key)] = self.string(item, f"{path}.{key}")
         return out
+
+    def properties(self, value: object, path: str) -> dict[str, str]:
+        """Queue properties, with a warning for each value read differently and each key not read."""
+        props = self.strings(value, path)
+        for key, text in props.items():
+            if key.startswith(UNSCHEDULABLE_BACKOFF):
+                continue  # said below, with what Herder does instead
+            if key not in READ_PROPERTIES:
+                self.warnings.append(
+                    f"{path}.{key}: property kept and shown in the configuration, but Herder does not read it "
+                    f"(it reads {', '.join(sorted(READ_PROPERTIES))})"
+                )
+            elif key == APPLICATION_SORT_POLICY and text.lower() == "stateaware":
+                self.warnings.append(
+                    f"{path}.{key}: 'stateaware' is deprecated (YuniKorn 1.5 removed it) and is read as 'fifo'"
+                )
+        return props
 
     def resource(self, value: object, path: str) -> Resource | None:
         if value is None:
@@ -262,7 +294,7 @@ def _queue(reader: _Reader, raw: object, parent_path: str, index: int, depth: in
         tres = reader.mapping(tpl.get("resources"), f"{path}.childtemplate.resources", _RESOURCES_KEYS)
         template = ChildTemplate(
             max_applications=reader.count(tpl.get("maxapplications"), f"{path}.childtemplate.maxapplications"),
-            properties=reader.strings(tpl.get("properties"), f"{path}.childtemplate.properties"),
+            properties=reader.properties(tpl.get("properties"), f"{path}.childtemplate.properties"),
             guaranteed=reader.resource(tres.get("guaranteed"), f"{path}.childtemplate.resources.guaranteed"),
             max=reader.resource(tres.get("max"), f"{path}.childtemplate.resources.max"),
         )
@@ -271,9 +303,7 @@ def _queue(reader: _Reader, raw: object, parent_path: str, index: int, depth: in
         reader.problems.append(f"{path}: queues nested deeper than {MAX_QUEUE_DEPTH} levels")
         raw_children = []
     children = tuple(_queue(reader, q, path, i, depth + 1) for i, q in enumerate(raw_children))
-    properties = reader.strings(data.get("properties"), f"{path}.properties")
-    if properties.get(APPLICATION_SORT_POLICY, "").lower() == "stateaware":
-        reader.warnings.append(f"{path}.properties.{APPLICATION_SORT_POLICY}: 'stateaware' is read as 'fifo'")
+    properties = reader.properties(data.get("properties"), f"{path}.properties")
     for key in sorted(k for k in properties if k.startswith(UNSCHEDULABLE_BACKOFF)):
         reader.warnings.append(
             f"{path}.properties.{key}: ignored; Herder already retries a pod that cannot run only"

@@ -3,7 +3,7 @@
 GET  /ws/v1/quotas                       Herder's elastic quota tree (+ system, default)
 GET  /ws/v1/fullstatedump                the simulator report's `state` document (+ timestamp)
 GET  /ws/v1/config                       the running configuration (YAML; JSON on Accept)
-POST /ws/v1/validate-conf                queues.yaml text -> {"allowed", "reason"} (429 when busy)
+POST /ws/v1/validate-conf                queues.yaml text -> {"allowed", "reason"[, "warnings"]} (429 when busy)
 GET  /ws/v1/scheduler/healthcheck        bookkeeping invariants (503 when one fails)
 GET  /healthz                            the process answers
 GET  /readyz                             200 once the initial sync is done; says who leads

@@ -36,9 +36,13 @@ class ValidatorBusy(Exception):
 class Verdict:
     allowed: bool
     reason: str
+    warnings: tuple[str, ...] = ()  # accepted, but read differently from how it looks
 
     def to_dict(self) -> dict[str, Any]:
-        return {"allowed": self.allowed, "reason": self.reason}
+        answer: dict[str, Any] = {"allowed": self.allowed, "reason": self.reason}
+        if self.warnings:
+            answer["warnings"] = list(self.warnings)
+        return answer
 
 
 def check_in_process(text: str, time_limit: float = TIME_LIMIT) -> Verdict:
@@ -62,10 +66,10 @@ def check_in_process(text: str, time_limit: float = TIME_LIMIT) -> Verdict:
     except OSError as error:
         return Verdict(False, f"the configuration could not be checked: {error}")
     try:
-        allowed, reason = json.loads(done.stdout)
+        allowed, reason, warnings = json.loads(done.stdout)
     except ValueError:
         return Verdict(False, f"the check ended without an answer (exit code {done.returncode})")
-    return Verdict(bool(allowed), str(reason))
+    return Verdict(bool(allowed), str(reason), tuple(str(warning) for warning in warnings))
 
 
 class ConfigValidator:

@@ -140,3 +140,19 @@ def test_validate_of_seed_004_static_queues_says_how_to_write_the_old_units(
     assert "valid (2 queues" in out
     assert "  warning: partitions[default].queues.root.sandbox.resources.guaranteed: memory 100000" in out
     assert "write '100000M' for 100000 MB" in out and "write '10000m' for 10 cores" in out
+
+
+def test_validate_of_seed_004_namespace_mapping_warns_that_stateaware_is_read_as_fifo(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Seed 004, "Namespace to queue mapping", verbatim.
+    config = tmp_path / "queues.yaml"
+    config.write_text(
+        "partitions:\n  - name: default\n    placementrules:\n      - name: tag\n        value: namespace\n"
+        "        create: true\n    queues:\n      - name: root\n        submitacl: '*'\n        properties:\n"
+        "          application.sort.policy: stateaware\n"
+    )
+    assert main(["validate", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert "  warning: partitions[default].queues.root.properties.application.sort.policy: 'stateaware'" in out
+    assert "read as 'fifo'" in out

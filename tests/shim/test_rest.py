@@ -420,6 +420,44 @@ async def test_validate_conf_refuses_and_names_the_problem(served: Served, confi
     assert named in body["reason"]
 
 
+# Seed 004, "Namespace to queue mapping", verbatim.
+SEED_004_NAMESPACE_MAPPING = """
+partitions:
+  - name: default
+    placementrules:
+      - name: tag
+        value: namespace
+        create: true
+    queues:
+      - name: root
+        submitacl: '*'
+        properties:
+          application.sort.policy: stateaware
+"""
+
+
+async def test_validate_conf_allows_seed_004_namespace_mapping_and_warns_stateaware_is_fifo(served: Served) -> None:
+    status, body = await served.request("POST", "/ws/v1/validate-conf", data=SEED_004_NAMESPACE_MAPPING)
+    assert status == 200
+    assert body == {
+        "allowed": True,
+        "reason": "",
+        "warnings": [
+            "partitions[default].queues.root.properties.application.sort.policy: 'stateaware' is deprecated "
+            "(YuniKorn 1.5 removed it) and is read as 'fifo'"
+        ],
+    }
+
+
+async def test_validate_conf_warns_about_a_property_herder_does_not_read(served: Served) -> None:
+    config = SEED_004_NAMESPACE_MAPPING.replace("stateaware", "fair\n          preemption.policy: fence")
+    status, body = await served.request("POST", "/ws/v1/validate-conf", data=config)
+    assert status == 200 and body["allowed"] is True
+    [warning] = body["warnings"]
+    assert warning.startswith("partitions[default].queues.root.properties.preemption.policy: property kept")
+    assert "Herder does not read it" in warning
+
+
 async def test_validate_conf_refuses_a_body_that_is_not_text(served: Served) -> None:
     status, body = await served.request("POST", "/ws/v1/validate-conf", data=b"\xff\xfe\x00queues")
     assert status == 200
