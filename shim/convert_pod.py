@@ -67,14 +67,54 @@ def object_name(obj: Mapping[str, Any] | None) -> str:
 # --- pod size -------------------------------------------------------------------------------
 
 
-def _requests(pod: Mapping[str, Any], container: Any, kind: str) -> Resource:
-    if not isinstance(container, Mapping):
-        raise ConversionError(f"pod {object_name(pod)}: a {kind} is {type(container).__name__}, not a mapping")
-    where = f"pod {object_name(pod)} {kind} {container.get('name', '?')!r} requests"
+def _shape(value: object) -> str:
+    return "null" if value is None else f"a {type(value).__name__} ({value!r:.60})"
+
+
+def _object_at(parent: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:
+    """An optional nested object: absent or null is empty, anything but an object is refused."""
+    value = parent.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConversionError(f"{where}.{key}: expected an object, got {_shape(value)}")
+    return value
+
+
+def _spec(pod: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The pod's spec, refused (never read as a zero-size pod) when it is not an object with a
+    non-empty `containers` list of objects."""
+    where = f"pod {object_name(pod)} spec"
+    spec = pod.get("spec")
+    if not isinstance(spec, Mapping):
+        raise ConversionError(f"{where}: expected an object, got {'nothing' if 'spec' not in pod else _shape(spec)}")
+    containers = spec.get("containers")
+    if not isinstance(containers, list) or not containers:
+        got = "nothing" if "containers" not in spec else _shape(containers)
+        raise ConversionError(f"{where}.containers: expected a non-empty list of containers, got {got}")
+    for kind in ("containers", "initContainers"):
+        entries = spec.get(kind)
+        if entries is None:
+            continue
+        if not isinstance(entries, list):
+            raise ConversionError(f"{where}.{kind}: expected a list of containers, got {_shape(entries)}")
+        for index, container in enumerate(entries):
+            if not isinstance(container, Mapping):
+                raise ConversionError(f"{where}.{kind}[{index}]: expected a container object, got {_shape(container)}")
+    return spec
+
+
+def _checked(values: Mapping[str, Any], where: str) -> Resource:
     try:
-        return resource_from_kubernetes(map_at(container, "resources", "requests"), where)
-    except QuantityError as err:
+        return resource_from_kubernetes(values, where)  # refuses negative quantities too
+    except (QuantityError, TypeError) as err:
         raise ConversionError(str(err)) from None
+
+
+def _requests(pod: Mapping[str, Any], container: Mapping[str, Any], kind: str) -> Resource:
+    where = f"pod {object_name(pod)} {kind} {container.get('name', '?')!r}"
+    resources = _object_at(container, "resources", where)
+    return _checked(_object_at(resources, "requests", f"{where}.resources"), f"{where} requests")
 
 
 def _add(a: Mapping[str, int], b: Mapping[str, int]) -> dict[str, int]:
@@ -97,8 +137,10 @@ def pod_resource(pod: Mapping[str, Any]) -> Resource:
     Containers' requests summed; per resource the larger of that plus all sidecars (init
     containers with restartPolicy Always) and each init container's requests plus the sidecars
     started before it; pod-level requests replace what they name; plus overhead and `pods: 1`.
+    A spec that cannot be read (no spec, no containers, a field of the wrong type, a malformed or
+    negative quantity) raises ConversionError naming the field and value: never a zero-size pod.
     """
-    spec = map_at(pod, "spec")
+    spec = _spec(pod)
     total: dict[str, int] = {}
     for container in list_at(spec, "containers"):
         total = _add(total, _requests(pod, container, "container"))
@@ -112,17 +154,11 @@ def pod_resource(pod: Mapping[str, Any]) -> Resource:
         else:
             init_peak = _max(init_peak, _add(req, sidecars))
     total = _max(_add(total, sidecars), init_peak)
-    pod_level = map_at(spec, "resources", "requests")
+    where = f"pod {object_name(pod)} spec"
+    pod_level = _object_at(_object_at(spec, "resources", where), "requests", f"{where}.resources")
     if pod_level:
-        try:
-            total.update(resource_from_kubernetes(pod_level, f"pod {object_name(pod)} spec.resources.requests"))
-        except QuantityError as err:
-            raise ConversionError(str(err)) from None
-    try:
-        overhead = resource_from_kubernetes(map_at(spec, "overhead"), f"pod {object_name(pod)} spec.overhead")
-    except QuantityError as err:
-        raise ConversionError(str(err)) from None
-    total = _add(total, overhead)
+        total.update(_checked(pod_level, f"{where}.resources.requests"))
+    total = _add(total, _checked(_object_at(spec, "overhead", where), f"{where}.overhead"))
     total[PODS] = 1
     return Resource(total)
 

@@ -435,3 +435,55 @@ def test_allow_preemption_annotation_opts_a_pod_out_of_cross_queue_preemption() 
     assert pod_to_ask(pod(), None).allow_preemption
     assert not pod_to_ask(pod(annotations={"yunikorn.apache.org/allow-preemption": "False"}), None).allow_preemption
     assert pod_to_ask(pod(annotations={"yunikorn.apache.org/allow-preemption": "true"}), None).allow_preemption
+
+
+# --- bad objects never pass as good (issue 15, point 6) ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("malformed", "named"),
+    [
+        ({"metadata": {"name": "p", "namespace": "team"}}, "spec: expected an object, got nothing"),
+        ({**pod(), "spec": None}, "spec: expected an object, got null"),
+        ({**pod(), "spec": ["containers"]}, "spec: expected an object, got a list"),
+        (pod(containers=None), "spec.containers: expected a non-empty list of containers, got null"),
+        ({**pod(), "spec": {"schedulerName": "herder"}}, "spec.containers: expected a non-empty list of containers"),
+        (pod(containers="main"), "spec.containers: expected a non-empty list of containers, got a str ('main')"),
+        (pod(containers={"name": "main"}), "spec.containers: expected a non-empty list of containers, got a dict"),
+        (pod(containers=[]), "spec.containers: expected a non-empty list of containers, got a list ([])"),
+        (pod(containers=[None]), "spec.containers[0]: expected a container object, got null"),
+        (pod(initContainers="setup"), "spec.initContainers: expected a list of containers, got a str ('setup')"),
+        (pod(containers=[{"name": "main", "resources": "big"}]), "container 'main'.resources: expected an object"),
+        (pod(containers=[{"name": "m", "resources": {"requests": [1]}}]), ".resources.requests: expected an object"),
+        (pod(containers=[container("main", cpu="-2")]), "'main' requests: resource 'cpu': negative quantity '-2'"),
+        (pod(overhead={"memory": "-1Gi"}), "spec.overhead: resource 'memory': negative quantity '-1Gi'"),
+    ],
+)
+def test_a_pod_whose_resources_cannot_be_read_waits_with_a_reason_naming_field_and_value(
+    malformed: dict[str, Any], named: str
+) -> None:
+    with pytest.raises(ConversionError) as refused:
+        pod_resource(malformed)
+    assert named in str(refused.value)
+    assert "pod team/p" in str(refused.value)
+    ask = pod_to_ask(malformed, namespace())
+    assert any(named in problem for problem in ask.problems)
+
+
+def test_negative_quantities_anywhere_in_a_namespace_annotation_are_refused_with_a_reason() -> None:
+    ns = namespace(
+        **{
+            "yunikorn.apache.org/namespace.quota": '{"cpu": "-8", "memory": "64Gi"}',
+            "yunikorn.apache.org/namespace.guaranteed": '{"memory": "-1Gi"}',
+        }
+    )
+    assert TAG_QUOTA not in namespace_tags(ns) and TAG_GUARANTEED not in namespace_tags(ns)
+    quota, guaranteed = namespace_problems(ns)
+    assert quota.startswith("namespace team annotation yunikorn.apache.org/namespace.quota: resource 'cpu'")
+    assert "negative quantity '-8'" in quota
+    assert guaranteed.startswith("namespace team annotation yunikorn.apache.org/namespace.guaranteed: resource")
+    assert "negative quantity '-1Gi'" in guaranteed
+    legacy = namespace(**{"yunikorn.apache.org/namespace.max.cpu": "-8"})
+    [problem] = namespace_problems(legacy)
+    assert "annotation yunikorn.apache.org/namespace.max.cpu" in problem and "negative quantity" in problem
+    assert pod_to_ask(pod(), legacy).problems == (problem,)
