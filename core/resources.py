@@ -256,12 +256,39 @@ ZERO: Final = Resource()
 
 
 def format_amount(key: str, value: int) -> str:
-    """One amount in its resource's usual unit: vcore `2500m`, memory `1Gi`, others plain."""
+    """One amount in its resource's usual unit: vcore `2500m`, memory `1Gi` or `41.91Gi`, others plain."""
+    return format_amounts(key, value)[0]
+
+
+def _is_bytes(key: str) -> bool:
+    return key in (MEMORY, "ephemeral-storage") or key.startswith("hugepages-")
+
+
+def format_amounts(key: str, *values: int) -> tuple[str, ...]:
+    """Amounts of one resource that a reason compares, all in one unit a person reads: vcore in
+    millicores; bytes in the largest binary unit (Ti, Gi, Mi, Ki) at which the largest amount is
+    at least one and every other is at least 0.01, with up to two decimals (`41.91Gi used +
+    8.38Gi asked > 46.57Gi`); others plain."""
     if key == VCORE:
-        return f"{value}m"
-    if key == MEMORY:
-        return format_bytes(value)
-    return str(value)
+        return tuple(f"{value}m" for value in values)
+    if not _is_bytes(key):
+        return tuple(str(value) for value in values)
+    sizes = [abs(value) for value in values if value]
+    for suffix, factor in _BYTE_UNITS:
+        if sizes and max(sizes) >= factor and min(sizes) * 100 >= factor:
+            return tuple(_in_unit(value, factor, suffix) for value in values)
+    return tuple(str(value) for value in values)
+
+
+_BYTE_UNITS: Final = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
+
+
+def _in_unit(value: int, factor: int, suffix: str) -> str:
+    if value == 0:
+        return "0"
+    if value % factor == 0:
+        return f"{value // factor}{suffix}"
+    return f"{value / factor:.2f}".rstrip("0").rstrip(".") + suffix
 
 
 def format_resource(res: Mapping[str, int]) -> str:

@@ -12,7 +12,7 @@ from core.elastic.shares import QuotaTree
 from core.elastic.spec import DEFAULT_QUOTA, ROOT_QUOTA, SYSTEM_QUOTA, ElasticQuotaSpec
 from core.elastic.validation import validate_pod_labels, validate_quota_change, validate_quota_deletion
 from core.elastic.victims import NodeSlot, PreemptionPlan, RunningPod, plan_preemption, recycle_cut
-from core.resources import Resource, format_amount
+from core.resources import Resource, format_amounts
 
 __all__ = [
     "ElasticQuotaManager",
@@ -283,9 +283,9 @@ class ElasticQuotaManager:
             for key in sorted(spec.max):
                 asked = resource.get_value(key)
                 if asked and used.get_value(key) + asked > spec.max.get_value(key):
+                    held, more, ceiling = format_amounts(key, used.get_value(key), asked, spec.max.get_value(key))
                     return (
-                        f"parent quota {parent} would exceed its max: {key} {format_amount(key, used.get_value(key))}"
-                        f" used + {format_amount(key, asked)} asked > {format_amount(key, spec.max.get_value(key))}"
+                        f"parent quota {parent} would exceed its max: {key} {held} used + {more} asked > {ceiling}"
                         " max (waiting for its other children to give back what they borrowed)"
                     )
         return None
@@ -301,17 +301,14 @@ class ElasticQuotaManager:
             for key in sorted(keys):
                 asked = resource.get_value(key)
                 if asked and used.get_value(key) + asked > runtime.get_value(key):
-                    bounds = ""
+                    figures = [used.get_value(key), asked, runtime.get_value(key)]
                     if spec is not None:
-                        bounds = (
-                            f" (min {format_amount(key, spec.min.get_value(key))},"
-                            f" max {format_amount(key, spec.max.get_value(key))})"
-                        )
-                    held = format_amount(key, used.get_value(key))
+                        figures += [spec.min.get_value(key), spec.max.get_value(key)]
+                    shown = format_amounts(key, *figures)
+                    bounds = f" (min {shown[3]}, max {shown[4]})" if spec is not None else ""
                     return (
-                        f"quota {quota} would exceed its runtime: {key} {held} used"
-                        f" + {format_amount(key, asked)} asked > {format_amount(key, runtime.get_value(key))}"
-                        f" runtime{bounds}"
+                        f"quota {quota} would exceed its runtime: {key} {shown[0]} used"
+                        f" + {shown[1]} asked > {shown[2]} runtime{bounds}"
                     )
             if self._settings.check_parent_quota:
                 refusal = self._parent_refusal(quota, resource)
@@ -322,10 +319,10 @@ class ElasticQuotaManager:
                 for key in sorted(keys):
                     asked = resource.get_value(key)
                     if asked and fixed.get_value(key) + asked > spec.min.get_value(key):
+                        held, more, least = format_amounts(key, fixed.get_value(key), asked, spec.min.get_value(key))
                         return (
                             f"quota {quota}: non-preemptible pods may use only its min: {key}"
-                            f" {format_amount(key, fixed.get_value(key))} used + {format_amount(key, asked)}"
-                            f" asked > {format_amount(key, spec.min.get_value(key))} min"
+                            f" {held} used + {more} asked > {least} min"
                         )
             return None
 
@@ -405,7 +402,7 @@ class ElasticQuotaManager:
                     if pod.quota == name and now - self._refused.get(key, -REFUSAL_COOLDOWN) >= REFUSAL_COOLDOWN
                 ]
                 summary = ", ".join(
-                    f"{k} {format_amount(k, used[k])} used > {format_amount(k, runtime[k])} runtime" for k in over
+                    "{} {} used > {} runtime".format(k, *format_amounts(k, used[k], runtime[k])) for k in over
                 )
                 for pod in recycle_cut(used, runtime, pods):
                     victims.append(Victim(pod.key, name, f"quota {name} above its runtime: {summary}"))

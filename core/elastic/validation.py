@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from core.elastic.spec import DEFAULT_QUOTA, ROOT_QUOTA, SYSTEM_QUOTA, ElasticQuotaSpec
-from core.resources import Resource, format_amount
+from core.resources import Resource, format_amount, format_amounts
 
 RESERVED = (SYSTEM_QUOTA, DEFAULT_QUOTA, ROOT_QUOTA)
 
@@ -35,7 +35,7 @@ def validate_quota_change(
         if key not in new.max:
             problems.append(f"{where}: min names {key} which max does not")
         elif value > new.max[key]:
-            problems.append(f"{where}: min {key} {format_amount(key, value)} > max {format_amount(key, new.max[key])}")
+            problems.append("{}: min {} {} > max {}".format(where, key, *format_amounts(key, value, new.max[key])))
     old = current.get(new.name)
     tree = {**current, new.name: new}
     if new.parent:
@@ -94,10 +94,8 @@ def _mins_within(parent: ElasticQuotaSpec, children: list[ElasticQuotaSpec]) -> 
     for key in keys:
         total = sum(c.min.get_value(key) for c in children)
         if total > parent.min.get_value(key):
-            problems.append(
-                f"quota {parent.name}: children's min {key} sum {format_amount(key, total)}"
-                f" > its min {format_amount(key, parent.min.get_value(key))}"
-            )
+            summed, least = format_amounts(key, total, parent.min.get_value(key))
+            problems.append(f"quota {parent.name}: children's min {key} sum {summed} > its min {least}")
     return problems
 
 

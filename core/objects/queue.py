@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from core.config.schema import APPLICATION_SORT_POLICY, APPLICATION_SORT_PRIORITY, ChildTemplate, Limit
 from core.objects.application import Application
 from core.objects.application_order import ApplicationOrder
-from core.resources import Resource, add_into, format_amount
+from core.resources import Resource, add_into, format_amounts
 
 FIFO = "fifo"
 FAIR = "fair"
@@ -151,10 +151,8 @@ class Queue:
         """Why `amount` more of `key` does not fit this queue's max (the cluster's size at root)."""
         assert self.max is not None
         what = "the cluster size" if self.parent is None else "max"
-        return (
-            f"queue {self.path} would exceed {what} {key}: {format_amount(key, self.allocated.get(key, 0))} "
-            f"allocated + {format_amount(key, amount)} asked > {format_amount(key, self.max[key])}"
-        )
+        held, asked, ceiling = format_amounts(key, self.allocated.get(key, 0), amount, self.max[key])
+        return f"queue {self.path} would exceed {what} {key}: {held} allocated + {asked} asked > {ceiling}"
 
     def max_violation(self, request: Resource) -> str | None:
         """Why `request` does not fit this queue's max or an ancestor's, or None."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from core.resources import format_amount
+from core.resources import format_amounts
 from core.ugm.limits import WILDCARD, TrackingKind
 
 
@@ -46,9 +46,8 @@ def resources_denial(
     maximum: Mapping[str, int],
     exceeded: list[str],
 ) -> Denial:
-    parts = [
-        f"{key} {format_amount(key, used.get(key, 0))} used + {format_amount(key, asked.get(key, 0))} asked"
-        f" > {format_amount(key, maximum[key])}"
-        for key in exceeded
-    ]
+    parts = []
+    for key in exceeded:
+        held, more, ceiling = format_amounts(key, used.get(key, 0), asked.get(key, 0), maximum[key])
+        parts.append(f"{key} {held} used + {more} asked > {ceiling}")
     return Denial(kind, name, queue_path, "maxresources", ", ".join(parts))

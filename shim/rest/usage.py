@@ -7,7 +7,8 @@
 
 A user or group nobody tracks is a 404. A name that could never be tracked (it fails
 YuniKorn's user or group name pattern) is a 400, so a typo'd URL is told apart from an idle
-user; a tracked name is always found, whatever its characters.
+user; a tracked name is always found, whatever its characters. `*` (the wildcard limit's
+tracker, also written `%2A`) is a name like any other: 200 while tracked, else 404.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import re
 
 from aiohttp import web
 
-from core.config.validate import GROUP_NAME, USER_NAME
+from core.config.validate import GROUP_NAME, USER_NAME, WILDCARD
 from shim.rest.context import check_partition, json_answer, offload, scheduler_of
 from shim.rest.errors import bad_request, not_found
 
@@ -43,7 +44,7 @@ async def _one(request: web.Request, kind: str, pattern: re.Pattern[str]) -> web
     doc = await offload(request, lambda: find(name))
     if doc is not None:
         return await json_answer(request, lambda: doc)
-    if not pattern.match(name):
+    if name != WILDCARD and not pattern.match(name):
         raise bad_request(f"Invalid {kind} name", f"{kind} name {name!r} does not match {pattern.pattern}")
     raise not_found(f"{kind.capitalize()} not found", f"{kind} {name} has no tracked usage in partition {partition}")
 

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from core.resources import (
     QuantityError,
     Resource,
+    format_amounts,
     format_resource,
     parse_quantity,
     quantity_milli,
@@ -147,3 +148,17 @@ def test_a_part_always_fits_in_the_sum(a: Resource, b: Resource) -> None:
 def test_formatted_integers_parse_back(value: int, suffix: str) -> None:
     scale = {"": 1, "k": 1000, "M": 10**6, "Ki": 1024, "Mi": 2**20, "m": Fraction(1, 1000)}[suffix]
     assert parse_quantity(f"{value}{suffix}") == value * scale
+
+
+def test_amounts_a_reason_compares_share_one_unit_a_person_reads() -> None:
+    # The example: "45000000000 used + 9000000000 asked > 48828125Ki".
+    figures = format_amounts("memory", 45_000_000_000, 9_000_000_000, 48828125 * 1024)
+    assert figures == ("41.91Gi", "8.38Gi", "46.57Gi")
+    assert format_amounts("memory", 0, 5 * 2**30, 4 * 2**30) == ("0", "5Gi", "4Gi")
+    assert format_amounts("memory", 512 * 2**20, 100 * 2**30) == ("0.5Gi", "100Gi")
+    assert format_amounts("memory", 100_000, 2**20) == ("0.1Mi", "1Mi")
+    assert format_amounts("memory", 100_000, 2**30) == ("0.1Mi", "1024Mi")  # 0.0001Gi would read as 0
+    assert format_amounts("memory", 1, 2**30) == ("1", "1073741824")  # a byte stays exact
+    assert format_amounts("ephemeral-storage", 3 * 2**30) == ("3Gi",)
+    assert format_amounts("vcore", 8000, 2000, 9000) == ("8000m", "2000m", "9000m")
+    assert format_amounts("nvidia.com/gpu", 3, 1, 2) == ("3", "1", "2")

@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 import yaml
 
+from core.config import load_config
 from core.scheduler import Scheduler
 from shim.convert import node_to_info, pod_to_ask
 from shim.rest import RestStatus, ShimMetrics, build_rest_app, start_rest_server
-from tests.shim.rest_world import GI, NAMESPACE, Recorder, Served, build_scheduler, node, pod, serve
+from tests.shim.rest_world import GI, NAMESPACE, NOW, QUEUES, Recorder, Served, build_scheduler, node, pod, serve
 
 P = "/ws/v1/partition/default"
 
@@ -241,6 +242,29 @@ async def test_group_usage_lists_its_applications_and_limit(served: Served) -> N
     [batch] = ml["queues"]["children"]
     assert batch["maxResources"] == {"vcore": 5000}
     assert batch["resourceUsage"]["vcore"] == 2000
+
+
+async def test_the_wildcard_group_is_a_path_segment_like_any_name(served: Served) -> None:
+    status, body = await served.get(f"{P}/usage/group/*")
+    assert_error(status, body, 404, "Group not found")  # nobody falls under a '*' group limit here
+    status, body = await served.get(f"{P}/usage/user/%2A")
+    assert_error(status, body, 404, "User not found")
+
+
+async def test_a_tracked_wildcard_group_is_found_as_star_and_as_percent_2a() -> None:
+    wildcard = "              - {limit: other groups, groups: ['*'], maxresources: {vcore: 3}}\n"
+    config = textwrap.dedent(QUEUES) + wildcard
+    sched = Scheduler(Recorder(), load_config(config), clock=lambda: NOW)
+    sched.update_node(node_to_info(node("node-0")))
+    sched.add_ask(pod_to_ask(pod("dev-a", "job-9", "dave", ["dev"], "1"), NAMESPACE))
+    sched.schedule()
+    async with serve(sched, RestStatus(), ShimMetrics()) as served:
+        status, groups = await served.get(f"{P}/usage/groups")
+        assert [g["groupName"] for g in groups] == ["*"]
+        for segment in ("*", "%2A"):
+            status, group = await served.get(f"{P}/usage/group/{segment}")
+            assert status == 200
+            assert (group["groupName"], group["users"], group["applications"]) == ("*", ["dave"], ["job-9"])
 
 
 # -- 404 and 400 -------------------------------------------------------------------------

@@ -146,3 +146,13 @@ def test_a_waiting_application_starts_when_a_running_one_ends() -> None:
     world.finish("a1-0")
     assert world.schedule() == {"a2-0": "n1"}
     assert world.queue("root.parent.a")["runningApps"] == 1
+
+
+def test_a_memory_reason_prints_its_quantities_in_one_readable_unit() -> None:
+    # The report: "45000000000 used + 9000000000 asked > 48828125Ki".
+    world = World(TREE.replace("resources: {max: {vcore: 9}}", "resources: {max: {memory: 48828125Ki}}"))
+    world.node("n1", cpu=32, memory="1Ti")
+    world.pods(6, prefix="m-", queue="root.parent.child1", app="a1", cpu=0.1, memory="9G")
+    world.schedule()
+    reason = world.reason("m-5")
+    assert reason == "queue root.parent would exceed max memory: 41.91Gi allocated + 8.38Gi asked > 46.57Gi"
