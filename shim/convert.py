@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from core.elastic.spec import ElasticQuotaSpec
+from core.elastic.spec import DEFAULT_QUOTA, SYSTEM_QUOTA, ElasticQuotaSpec
 from core.objects.ask import (
     DEFAULT_USER,
     FOREIGN_DEFAULT,
@@ -44,6 +44,7 @@ from shim.convert_pod import (
     pod_resource,
 )
 from shim.convert_rules import pod_rules_or_problem
+from shim.resource_text import ResourceTextError, resource_list_text
 
 YK_PREFIX = "yunikorn.apache.org/"
 LABEL_APP_ID = YK_PREFIX + "app-id"
@@ -68,6 +69,8 @@ LABEL_PARENT = KOORD_PREFIX + "parent"
 LABEL_IS_PARENT = KOORD_PREFIX + "is-parent"
 LABEL_ALLOW_LENT = KOORD_PREFIX + "allow-lent-resource"
 ANNOTATION_SHARED_WEIGHT = KOORD_PREFIX + "shared-weight"
+# Koordinator's objects for the quota groups outside the tree, read as Herder's groups.
+GROUP_ALIASES = {"koordinator-system-quota": SYSTEM_QUOTA, "koordinator-default-quota": DEFAULT_QUOTA}
 ANNOTATION_RUNTIME = KOORD_PREFIX + "runtime"
 ANNOTATION_REQUEST = KOORD_PREFIX + "request"
 ANNOTATION_CHILD_REQUEST = KOORD_PREFIX + "child-request"
@@ -134,12 +137,18 @@ def _canonical(resource: Mapping[str, int]) -> str:
     return json.dumps(dict(resource), sort_keys=True, separators=(", ", ": "))
 
 
-def _namespace_resource(annotations: Mapping[str, Any], key: str, where: str) -> Resource:
+def _namespace_resource(annotations: Mapping[str, Any], key: str, where: str, shorthand: bool = False) -> Resource:
     raw = annotations[key]
-    try:
-        data = json.loads(raw)
-    except (TypeError, ValueError):
-        raise ConversionError(f"{where} annotation {key}: not JSON: {raw!r}") from None
+    if shorthand:
+        try:
+            data: object = resource_list_text(raw)
+        except ResourceTextError as err:
+            raise ConversionError(f"{where} annotation {key}: {err}") from None
+    else:
+        try:
+            data = json.loads(raw)
+        except (TypeError, ValueError):
+            raise ConversionError(f"{where} annotation {key}: not JSON: {raw!r}") from None
     if not isinstance(data, Mapping):
         raise ConversionError(f"{where} annotation {key}: expected a map of quantities, got {raw!r}")
     try:
@@ -365,7 +374,9 @@ def _kind(value: object) -> str:
 
 
 def quota_to_spec(eq: Mapping[str, Any]) -> ElasticQuotaSpec:
-    """An ElasticQuota object with Koordinator's labels and annotations."""
+    """An ElasticQuota object with Koordinator's labels and annotations; Koordinator's names of the
+    system and default groups stand for Herder's `system` and `default`. `shared-weight` may be
+    JSON or seed 002's `{cpu: 4, memory: 8Gi}` shorthand."""
     meta, labels, annotations = meta_of(eq), labels_of(eq), annotations_of(eq)
     where = f"ElasticQuota {object_name(eq)}"
     raw_spec = eq.get("spec")
@@ -383,9 +394,10 @@ def quota_to_spec(eq: Mapping[str, Any]) -> ElasticQuotaSpec:
         raise ConversionError(str(err)) from None
     shared: Resource | None = None
     if ANNOTATION_SHARED_WEIGHT in annotations:
-        shared = _namespace_resource(annotations, ANNOTATION_SHARED_WEIGHT, where)
+        shared = _namespace_resource(annotations, ANNOTATION_SHARED_WEIGHT, where, shorthand=True)
+    name = str(meta.get("name", ""))
     return ElasticQuotaSpec(
-        name=str(meta.get("name", "")),
+        name=GROUP_ALIASES.get(name, name),
         namespace=str(meta.get("namespace", "")),
         min=minimum,
         max=maximum,

@@ -27,6 +27,8 @@ class Settings:
     check_parent_quota: bool = True
     system_namespaces: tuple[str, ...] = ("kube-system",)
     default_max: Resource | None = None
+    group_objects: bool = True  # the leader creates the system and default ElasticQuota objects
+    group_namespace: str = ""  # where; "" is Herder's own namespace
     event_ring_capacity: int = 10000
     event_max_streams: int = 100
     event_max_streams_per_host: int = 15
@@ -105,6 +107,11 @@ def _name(value: object) -> str:
     if len(text) > 253 or not _DNS_SUBDOMAIN.match(text):
         raise ValueError(f"{text!r} is not a valid DNS-1123 subdomain")
     return text
+
+
+def _optional_name(value: object) -> str:
+    """A DNS-1123 name, or "" for the default."""
+    return "" if value == "" else _name(value)
 
 
 def _positive_int(value: object) -> int:
@@ -186,6 +193,8 @@ _KEYS: dict[str, tuple[str, Callable[[object], Any]]] = {
     "quota.checkParentQuota": ("check_parent_quota", _boolean),
     "quota.systemNamespaces": ("system_namespaces", _list),
     "quota.defaultMax": ("default_max", _resource),
+    "quota.groupObjects": ("group_objects", _boolean),
+    "quota.groupNamespace": ("group_namespace", _optional_name),
     "event.ringBufferCapacity": ("event_ring_capacity", _positive_int),
     "event.maxStreams": ("event_max_streams", _positive_int),
     "event.maxStreamsPerHost": ("event_max_streams_per_host", _positive_int),

@@ -85,6 +85,7 @@ class ElasticQuotaManager:
         self._lock = threading.RLock()
         self._settings = settings or Settings()
         self._specs: dict[str, ElasticQuotaSpec] = {}
+        self._groups: dict[str, ElasticQuotaSpec] = {}  # objects standing for the system and default groups
         self._tree = QuotaTree(self._settings.min_scaling)
         self._requests: dict[str, _Pod] = {}
         self._requested: dict[str, _UsageSum] = {}  # pending and running pods' requests per quota
@@ -120,6 +121,9 @@ class ElasticQuotaManager:
             problems = validate_quota_change(self._specs, spec, self._pods_by_quota())
             if problems:
                 raise QuotaValidationError(problems)
+            if spec.name in (SYSTEM_QUOTA, DEFAULT_QUOTA):
+                self._groups[spec.name] = spec
+                return
             self._specs[spec.name] = spec
             self._tree.rebuild(self._specs.values())
 
@@ -233,6 +237,9 @@ class ElasticQuotaManager:
     # -- reading ------------------------------------------------------------------------
     def _max(self, quota: str) -> Resource:
         if quota == DEFAULT_QUOTA:
+            group = self._groups.get(DEFAULT_QUOTA)
+            if group is not None and group.max:
+                return group.max  # the object's max wins over quota.defaultMax
             return self._settings.default_max or Resource()
         spec = self._specs.get(quota)
         return spec.max if spec else Resource()
@@ -330,7 +337,7 @@ class ElasticQuotaManager:
         with self._lock:
             result = {}
             for name in [*sorted(self._specs), SYSTEM_QUOTA, DEFAULT_QUOTA]:
-                spec = self._specs.get(name)
+                spec = self._specs.get(name) or self._groups.get(name)
                 node = self._tree.nodes.get(name)
                 used = self._subtree_used(name) if node else self._used(name)
                 request = Resource(node.request) if node else self._request_sum(name)
@@ -353,7 +360,7 @@ class ElasticQuotaManager:
             statuses = self.status()
 
             def document(name: str) -> dict[str, object]:
-                spec = self._specs.get(name, ElasticQuotaSpec(name))
+                spec = self._specs.get(name) or self._groups.get(name) or ElasticQuotaSpec(name)
                 status = statuses[name]
                 weight = spec.shared_weight if spec.shared_weight is not None else spec.max
                 return {

@@ -9,6 +9,7 @@ from core.elastic.spec import DEFAULT_QUOTA, ROOT_QUOTA, SYSTEM_QUOTA, ElasticQu
 from core.resources import Resource, format_amount, format_amounts
 
 RESERVED = (SYSTEM_QUOTA, DEFAULT_QUOTA, ROOT_QUOTA)
+GROUPS = (SYSTEM_QUOTA, DEFAULT_QUOTA)  # quota groups outside the tree that an object may stand for
 
 
 def _children(current: Mapping[str, ElasticQuotaSpec], name: str) -> list[ElasticQuotaSpec]:
@@ -24,6 +25,8 @@ def validate_quota_change(
     """Every problem with creating or replacing `new` in the tree `current` (empty: accepted)."""
     where = f"quota {new.name}"
     problems: list[str] = []
+    if new.name in GROUPS:
+        return _group_problems(new)
     if new.name in RESERVED:
         problems.append(f"{where}: the name {new.name!r} is reserved")
     weights = new.shared_weight if new.shared_weight is not None else Resource()
@@ -72,6 +75,26 @@ def validate_quota_change(
     return problems
 
 
+def _group_problems(new: ElasticQuotaSpec) -> list[str]:
+    """The default group's min and max may be set by an object named `default` (seed 002: "users
+    can modify them on demand"); the system group's object only shows it: its min and max stay
+    unlimited. Neither sits in the tree, so neither has a parent nor children."""
+    where = f"quota {new.name}"
+    problems = []
+    if new.parent or new.is_parent:
+        problems.append(f"{where}: the {new.name} quota group sits outside the tree (no parent, not a parent)")
+    if new.name == SYSTEM_QUOTA and (new.min or new.max):
+        problems.append(f"{where}: the system quota's min and max are unlimited and cannot be set")
+    for label, values in (("min", new.min), ("max", new.max)):
+        for key, value in sorted(values.items()):
+            if value < 0:
+                problems.append(f"{where}: {label} {key} is negative ({format_amount(key, value)})")
+    for key, value in sorted(new.min.items()):
+        if key in new.max and value > new.max[key]:
+            problems.append("{}: min {} {} > max {}".format(where, key, *format_amounts(key, value, new.max[key])))
+    return problems
+
+
 def _keys_within(parent: ElasticQuotaSpec, children: list[ElasticQuotaSpec]) -> list[str]:
     """A child limits only resources its parent limits: the parent's runtime is the child's pool,
     and a key the parent does not limit would leave the child unbounded (Koordinator requires
@@ -102,7 +125,8 @@ def _mins_within(parent: ElasticQuotaSpec, children: list[ElasticQuotaSpec]) -> 
 def validate_quota_deletion(
     current: Mapping[str, ElasticQuotaSpec], name: str, pods_by_quota: Mapping[str, int]
 ) -> list[str]:
-    """Every reason `name` cannot be deleted (empty: it can)."""
+    """Every reason `name` cannot be deleted (empty: it can); as in Koordinator, the system and
+    default groups' objects stay."""
     if name in RESERVED:
         return [f"quota {name}: the {name} quota cannot be deleted"]
     problems = []

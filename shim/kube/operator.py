@@ -49,6 +49,7 @@ from shim.kube.write.callbacks import ShimCallbacks
 from shim.kube.write.evictor import Evictor
 from shim.kube.write.lease_store import KubeLeaseStore
 from shim.kube.write.placeholders import PlaceholderWriter
+from shim.kube.write.quota_groups import create_group_quotas
 from shim.kube.write.recorder import EventRecorder
 from shim.metrics import ShimMetrics
 from shim.rest import RestStatus
@@ -97,6 +98,7 @@ class HerderOperator:
         self._bind_errors: dict[str, BaseException] = {}
 
         source = options.source
+        self._namespace = source.namespace
         configmap = self._read_configmap()
         try:
             config, settings = parse_configmap((configmap or {}).get("data"), source)
@@ -252,6 +254,15 @@ class HerderOperator:
         self.status.set_leader(True)
         if self.alive:
             self.loops.start()
+            settings = self.scheduler.settings
+            if settings.group_objects:
+                namespace = settings.group_namespace or self._namespace
+                threading.Thread(
+                    target=create_group_quotas,
+                    args=(self.api_client, namespace, settings.default_max),
+                    name="herder-quota-groups",
+                    daemon=True,
+                ).start()
 
     def _deposed(self) -> None:
         self.status.set_leader(False)

@@ -17,7 +17,7 @@ SHIM_API_CALLS: frozenset[tuple[str, str, str, str]] = frozenset(
     | {("", "pods/status", "patch", CLUSTER)}
     | {("", "pods", verb, CLUSTER) for verb in ("create", "delete")}  # gang placeholders only
     | {("", "events", verb, CLUSTER) for verb in ("create", "patch")}
-    | {("scheduling.sigs.k8s.io", "elasticquotas", verb, CLUSTER) for verb in (*_READ, "patch")}
+    | {("scheduling.sigs.k8s.io", "elasticquotas", verb, CLUSTER) for verb in (*_READ, "patch", "create")}
     | {("scheduling.sigs.k8s.io", "elasticquotas/status", "patch", CLUSTER)}
     | {("authentication.k8s.io", "tokenreviews", "create", CLUSTER)}
     | {("scheduling.k8s.io", "priorityclasses", verb, CLUSTER) for verb in _READ}

@@ -72,7 +72,10 @@ def refusal(request: dict[str, Any], current: QuotaTree = WORLD) -> str:
         (quota("keys", {"memory": "1Gi"}, {"cpu": "10"}), "min names memory which max does not"),
         (quota("orphan", parent="nowhere"), "parent nowhere does not exist"),
         (quota("under-leaf", parent="team"), "parent team is not a parent quota"),
-        (quota("system"), "the name 'system' is reserved"),
+        (quota("root"), "the name 'root' is reserved"),
+        (quota("system", max_={"cpu": "10"}), "the system quota's min and max are unlimited and cannot be set"),
+        (quota("default", {"cpu": "8"}, {"cpu": "4"}), "min vcore 8000m > max 4000m"),
+        (quota("default", parent="org"), "the default quota group sits outside the tree"),
     ],
 )
 def test_invalid_quota_is_refused_naming_quota_and_rule(obj: dict[str, Any], rule: str) -> None:
@@ -150,3 +153,10 @@ def test_quota_changes_wait_until_the_tree_is_loaded() -> None:
     decision = review_quota(create(quota("new")), None)
     assert not decision.allowed and decision.code == 503
     assert "retry" in decision.message
+
+
+def test_seed_002_the_default_group_is_settable_by_an_object_named_default() -> None:
+    # Seed 002: the default-group's "min" and "max" have default values; "users can modify them on demand".
+    assert review_quota(create(quota("default", {"cpu": "2"}, {"cpu": "8"})), WORLD).allowed
+    system = {**quota("system"), "spec": {}}  # the object Herder creates to show the group
+    assert review_quota(create(system), WORLD).allowed

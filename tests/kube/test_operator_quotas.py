@@ -8,6 +8,7 @@ import pytest
 
 from tests.kube.conftest import QUOTAS, Cluster, eventually, quota_body
 from tests.kube.emulator import HerderReplica
+from tests.kube.emulator_api import QUOTAS as QUOTA_OBJECTS
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -104,3 +105,40 @@ def test_deleted_quota_in_use_is_removed_once_its_pods_are_gone(cluster: Cluster
     assert quota(herder, "team") is not None, "kept while job-0 uses it"
     cluster.core.delete_namespaced_pod("job-0", "team")
     eventually(lambda: quota(herder, "team") is None, "quota team removed after its last pod")
+
+
+def group_objects(cluster: Cluster) -> dict[str, dict[str, Any]]:
+    stored = cluster.server.objects(QUOTA_OBJECTS)
+    return {q["metadata"]["name"]: q for q in stored if q["metadata"]["namespace"] == "herder-system"}
+
+
+def test_seed_002_the_leader_creates_the_system_and_default_quota_objects(cluster: Cluster) -> None:
+    # Seed 002: the sys-group and default-group are created "not only in scheduler memory, but also
+    # try create the quota group crd".
+    herder = cluster.start_herder(settings={"quota.defaultMax": '{"cpu": "2"}'})
+    found = eventually(lambda: group_objects(cluster) if len(group_objects(cluster)) == 2 else None, "two objects")
+    assert found["system"]["spec"] == {}
+    assert found["default"]["spec"] == {"min": {}, "max": {"cpu": "2"}}
+    assert found["default"]["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "herder"}
+    eventually(lambda: (quota(herder, "default") or {}).get("namespace") == "herder-system", "the object read back")
+
+
+def test_a_users_default_quota_object_is_never_overwritten_and_sets_the_default_group(cluster: Cluster) -> None:
+    mine = quota_body("default", "herder-system", {"cpu": "1"}, {"cpu": "3"})
+    create(cluster, mine)
+    herder = cluster.start_herder(settings={"quota.defaultMax": '{"cpu": "2"}'})
+    eventually(lambda: "system" in group_objects(cluster), "the system object created beside it")
+    assert group_objects(cluster)["default"]["spec"] == mine["spec"]
+    assert eventually(lambda: (quota(herder, "default") or {}).get("max") == {"vcore": 3000}, "max from the object")
+    cluster.create_namespace("loose")
+    names = cluster.create_pods("loose", 4, cpu="1")
+    eventually(lambda: sum(1 for n in names if cluster.node_of("loose", n)) == 3, "three pods within the default max")
+
+
+def test_no_group_objects_when_the_setting_is_off(cluster: Cluster) -> None:
+    herder = cluster.start_herder(settings={"quota.groupObjects": "false"})
+    eventually(lambda: herder.leading, "leadership")
+    cluster.create_namespace("loose")
+    cluster.create_pods("loose", 1)
+    cluster.bound("loose", "job-0")
+    assert group_objects(cluster) == {}

@@ -487,3 +487,28 @@ def test_negative_quantities_anywhere_in_a_namespace_annotation_are_refused_with
     [problem] = namespace_problems(legacy)
     assert "annotation yunikorn.apache.org/namespace.max.cpu" in problem and "negative quantity" in problem
     assert pod_to_ask(pod(), legacy).problems == (problem,)
+
+
+@pytest.mark.parametrize("text", ["{cpu:4, memory: 8Gi}", "{cpu: 4, memory: 8Gi}", '{"cpu": "4", "memory": "8Gi"}'])
+def test_seed_002_shared_weight_in_the_designs_shorthand_or_json(text: str) -> None:
+    # Seed 002, "API": `quota.scheduling.koordinator.sh/shared-weight: {cpu:4, memory: 8Gi}`.
+    annotations = {"quota.scheduling.koordinator.sh/shared-weight": text}
+    eq = {
+        "metadata": {"name": "test", "namespace": "test", "annotations": annotations},
+        "spec": {"max": {"cpu": "20", "memory": "40Gi"}},
+    }
+    assert quota_to_spec(eq).shared_weight == {"vcore": 4000, "memory": 8 * 2**30}
+
+
+@pytest.mark.parametrize(("text", "named"), [("{cpu 4}", "is not .name: quantity."), ("cpu: 4", "neither JSON")])
+def test_shared_weight_that_is_neither_json_nor_the_shorthand_is_refused_naming_it(text: str, named: str) -> None:
+    annotations = {"quota.scheduling.koordinator.sh/shared-weight": text}
+    eq = {"metadata": {"name": "t", "namespace": "t", "annotations": annotations}}
+    with pytest.raises(ConversionError, match=named):
+        quota_to_spec(eq)
+
+
+def test_koordinators_group_quota_names_stand_for_herders_groups() -> None:
+    for name, group in (("koordinator-default-quota", "default"), ("koordinator-system-quota", "system")):
+        eq = {"metadata": {"name": name, "namespace": "koordinator-system"}, "spec": {}}
+        assert quota_to_spec(eq).name == group
