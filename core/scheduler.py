@@ -43,6 +43,7 @@ from core.objects.node import Node
 from core.objects.node_info import NodeInfo
 from core.preemption.holds import drop_holds_on
 from core.preemption.preemptor import preempt
+from core.resize import resize
 from core.resources import Resource
 from core.state import CoreState
 from core.ugm.documents import UsageSample
@@ -231,6 +232,14 @@ class Scheduler:
             lifecycle.add_allocation(state, allocation, self._now(now))
             gangs.tidy(state, self._now(now))
             self._changed(state)
+
+    def resize_allocation(self, key: str, resource: Resource) -> bool:
+        """A running pod's requests changed in place (its own or a foreign pod): every count follows."""
+        with self._locked() as state:
+            changed = resize(state, key, resource)
+            if changed:
+                self._changed(state)  # room a smaller pod freed may place a waiting one
+            return changed
 
     def release_allocation(self, key: str, now: float | None = None) -> None:
         """The pod finished or was deleted, or its bind failed: every tracker rolls back."""

@@ -117,6 +117,46 @@ def _requests(pod: Mapping[str, Any], container: Mapping[str, Any], kind: str) -
     return _checked(_object_at(resources, "requests", f"{where}.resources"), f"{where} requests")
 
 
+def _resize_infeasible(pod: Mapping[str, Any]) -> bool:
+    status = map_at(pod, "status")
+    if status.get("resize") == "Infeasible":
+        return True
+    return any(
+        isinstance(c, Mapping) and c.get("type") == "PodResizePending" and c.get("reason") == "Infeasible"
+        for c in list_at(status, "conditions")
+    )
+
+
+def _held_by_kubelet(pod: Mapping[str, Any]) -> dict[str, Resource]:
+    """Per container, the requests the kubelet reports it holds (status.containerStatuses[].
+    resources.requests, else allocatedResources): a running pod resized in place."""
+    held: dict[str, Resource] = {}
+    for index, status in enumerate(list_at(pod, "status", "containerStatuses")):
+        if not isinstance(status, Mapping) or not isinstance(status.get("name"), str):
+            continue
+        where = f"pod {object_name(pod)} status.containerStatuses[{index}]"
+        requests = map_at(status, "resources", "requests") or map_at(status, "allocatedResources")
+        if requests:
+            held[status["name"]] = _checked(requests, where)
+    return held
+
+
+def _container_requests(pod: Mapping[str, Any], spec: Mapping[str, Any]) -> dict[str, int]:
+    """Containers' requests summed, as kube-scheduler counts a pod being resized in place: the
+    larger of what the spec asks and what the kubelet holds, or only what it holds when the
+    resize is infeasible (it will never happen)."""
+    held = _held_by_kubelet(pod)
+    infeasible = _resize_infeasible(pod) if held else False
+    total: dict[str, int] = {}
+    for container in list_at(spec, "containers"):
+        asked = _requests(pod, container, "container")
+        actual = held.get(str(container.get("name", "")))
+        if actual is not None:
+            asked = actual if infeasible else Resource(_max(asked, actual))
+        total = _add(total, asked)
+    return total
+
+
 def _add(a: Mapping[str, int], b: Mapping[str, int]) -> dict[str, int]:
     out = dict(a)
     for key, value in b.items():
@@ -139,11 +179,10 @@ def pod_resource(pod: Mapping[str, Any]) -> Resource:
     started before it; pod-level requests replace what they name; plus overhead and `pods: 1`.
     A spec that cannot be read (no spec, no containers, a field of the wrong type, a malformed or
     negative quantity) raises ConversionError naming the field and value: never a zero-size pod.
+    A running pod resized in place counts as kube-scheduler counts it (`_container_requests`).
     """
     spec = _spec(pod)
-    total: dict[str, int] = {}
-    for container in list_at(spec, "containers"):
-        total = _add(total, _requests(pod, container, "container"))
+    total = _container_requests(pod, spec)
     sidecars: dict[str, int] = {}
     init_peak: dict[str, int] = {}
     for container in list_at(spec, "initContainers"):

@@ -197,6 +197,17 @@ class SimCluster:
     def _room(self, node: str) -> Resource:
         return (self.infos[node].capacity - self.used[node]).clamp_non_negative()
 
+    def room(self, node: str) -> Resource:
+        """What the node's kubelet has free."""
+        return self._room(node)
+
+    def resized(self, pod: SimPod, resource: Resource) -> None:
+        """A running pod now holds `resource` on its node (an in-place resize the kubelet granted)."""
+        self._vacate(pod)
+        pod.resource = resource
+        if pod.node is not None and pod.node in self.used:
+            self.used[pod.node] = self.used[pod.node] + resource
+
     # -- namespaces, quotas, config, settings ----------------------------------------------
     def namespace(self, name: str) -> dict[str, Any]:
         if name not in self.namespaces:
@@ -266,6 +277,10 @@ class SimCluster:
         self.scheduler.update_settings(settings)
         self.note(now, "settings", "SettingsApplied", ", ".join(f"{k}={v}" for k, v in sorted(values.items())))
         self.changes += 1
+
+    @property
+    def scheduler_name(self) -> str:
+        return self._scheduler_name
 
     @property
     def _scheduler_name(self) -> str:

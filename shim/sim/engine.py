@@ -34,6 +34,7 @@ from shim.convert_pod import labels_of
 from shim.sim.agenda import ARRIVAL, EVENT, FINISH, SNAPSHOT, Agenda
 from shim.sim.cluster import PENDING, RUNNING, SimCallbacks, SimCluster, SimPod
 from shim.sim.manifests import labels_match, node_manifest, pod_manifest
+from shim.sim.resize import resize_pod
 from shim.sim.scenario import (
     DEFAULT_NAMESPACE,
     Scenario,
@@ -226,6 +227,9 @@ class Simulation:
             self._apply(event, event.obj, t)
         elif event.action == "delete":
             self._delete(event, t)
+        elif event.action == "resize" and event.name and event.requests is not None:
+            what = f"{event.namespace or DEFAULT_NAMESPACE}/{event.name}"
+            resize_pod(cluster, cluster.pods.get(what), what, event.requests, t)
 
     def _apply(self, event: ScenarioEvent, obj: Mapping[str, Any], t: float) -> None:
         cluster = self.cluster

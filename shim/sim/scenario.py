@@ -38,7 +38,7 @@ TOP_KEYS = (
 )
 NODE_KEYS = ("name", "count", "allocatable", "labels", "annotations", "taints", "unschedulable", "ready")
 WORKLOAD_KEYS = ("at", "count", "duration", "pod")
-ACTIONS = ("remove-node", "add-node", "cordon-node", "uncordon-node", "apply", "delete")
+ACTIONS = ("remove-node", "add-node", "cordon-node", "uncordon-node", "apply", "delete", "resize")
 EVENT_KEYS = {
     "remove-node": ("name",),
     "cordon-node": ("name",),
@@ -46,6 +46,7 @@ EVENT_KEYS = {
     "add-node": ("node",),
     "apply": ("object", "duration"),
     "delete": ("kind", "namespace", "name", "selector"),
+    "resize": ("namespace", "name", "requests"),
 }
 KINDS = ("Pod", "ElasticQuota", "Namespace", "Node")
 DEFAULT_NAMESPACE = "default"
@@ -101,6 +102,7 @@ class ScenarioEvent:
     kind: str | None = None
     namespace: str | None = None
     selector: Mapping[str, str] | None = None
+    requests: Mapping[str, Any] | None = None  # resize: the pod's new total per resource named
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,6 +324,18 @@ def _event(reader: _Reader, raw: object, index: int) -> ScenarioEvent | None:
         return _replace(event, node=_node(reader, raw.get("node"), f"{where}.node"))
     if action == "apply":
         return _apply_event(reader, raw, event, where)
+    if action == "resize":
+        requests = raw.get("requests")
+        if not isinstance(requests, Mapping) or not requests:
+            reader.bad(f"{where}.requests", "required: the pod's new requests, e.g. {cpu: \"6\"}")
+            return None
+        namespace = raw.get("namespace")
+        return _replace(
+            event,
+            name=reader.text(raw.get("name"), f"{where}.name"),
+            namespace=reader.text(namespace, f"{where}.namespace") if namespace is not None else None,
+            requests={str(k): v for k, v in requests.items()},
+        )
     kind = raw.get("kind")
     if kind not in KINDS:
         reader.bad(f"{where}.kind", f"must be one of {', '.join(KINDS)}, got {kind!r}")

@@ -186,3 +186,36 @@ def test_fixing_a_malformed_namespace_annotation_lets_its_waiting_pods_run(world
     pods.namespace_changed(fixed)
     assert scheduler.schedule() == 1
     assert scheduler.queue_document("root.ml")["maxResource"]["vcore"] == 2000
+
+
+def resized(base: dict[str, Any], spec_cpu: str, held_cpu: str, verdict: str | None = None) -> dict[str, Any]:
+    """`base` after an in-place resize: the spec asks `spec_cpu`, the kubelet holds `held_cpu`."""
+    containers = [{"name": "c", "resources": {"requests": {"cpu": spec_cpu}}}]
+    pod = {**base, "spec": {**base["spec"], "containers": containers}}
+    held = [{"name": "c", "resources": {"requests": {"cpu": held_cpu}}}]
+    status: dict[str, Any] = {"phase": "Running", "containerStatuses": held}
+    if verdict:
+        status["resize"] = verdict
+    return {**pod, "status": status}
+
+
+def test_seed_003_herders_own_running_pod_resized_in_place_is_counted_at_its_new_size(world: Any) -> None:
+    scheduler, pods, _, _ = world
+    pods.namespace_changed(ML)
+    running = pod("job", node="node-0", phase="Running")
+    pods.apply(running)
+    pods.apply(resized(running, "3", "3"))
+    assert scheduler.queue_document("root.teams.ml")["allocatedResource"]["vcore"] == 3000
+    pods.apply(resized(running, "2", "3"))  # shrinking, not done yet: the larger counts
+    assert scheduler.allocation("uid-job").resource["vcore"] == 3000
+    pods.apply(resized(running, "8", "2", verdict="Infeasible"))  # never happens: what it holds
+    assert scheduler.allocation("uid-job").resource["vcore"] == 2000
+
+
+def test_seed_003_a_foreign_pod_resized_in_place_changes_its_node(world: Any) -> None:
+    scheduler, pods, _, _ = world
+    other = pod("other", node="node-1", phase="Running", scheduler="default-scheduler")
+    pods.apply(other)
+    pods.apply(resized(other, "3", "3"))
+    [node] = [n for n in scheduler.nodes_document() if n["nodeID"] == "node-1"]
+    assert node["occupied"]["vcore"] == 3000

@@ -287,3 +287,25 @@ def test_deleting_a_namespace_takes_its_pods_and_quotas() -> None:
     assert [report["pods"][f"team/job-{i}"]["state"] for i in range(2)] == ["Evicted", "Evicted"]
     assert report["pods"]["default/other"]["state"] == "Running"
     assert [q["name"] for q in report["state"]["quotas"]] == ["system", "default"]
+
+
+def test_a_resize_event_gives_a_running_pod_its_new_total_and_the_kubelet_decides() -> None:
+    # Issue 15, point 5: `{at, action: resize, namespace, name, requests: {cpu: "6"}}`.
+    report = simulate(
+        {
+            "nodes": [node(cpu="8")],
+            "workload": [pod("big", cpu="6"), pod("small", at=1, cpu="3")],
+            "events": [
+                {"at": 5, "action": "resize", "namespace": "default", "name": "big", "requests": {"cpu": "4"}},
+                {"at": 10, "action": "resize", "name": "big", "requests": {"cpu": "9"}},
+                {"at": 11, "action": "resize", "name": "gone", "requests": {"cpu": "1"}},
+            ],
+            "until": 20,
+        }
+    )
+    assert report["pods"]["default/small"]["bound"] == 5  # the room big gave back
+    events = {(e["objectID"], e["reason"]) for e in report["events"] if e["type"] == "SCENARIO"}
+    assert ("default/big", "Resized") in events
+    assert ("default/big", "ResizeInfeasible") in events  # 9 cores on an 8-core node: it keeps 4
+    assert ("default/gone", "NotFound") in events
+    assert node_doc(report["state"], "worker")["allocated"]["vcore"] == 7000  # big counted at the 4 it holds

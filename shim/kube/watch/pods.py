@@ -8,6 +8,8 @@ watch event, replay) and makes the core agree, asking the core what it already k
   or one made elsewhere (by a previous leader, before a restart, by hand), recovered with its ask
   so queues, users, groups and quotas count it exactly;
 - a pod of another scheduler on a node is a foreign allocation (counts on its node only);
+- a running pod, Herder's or foreign, whose size changed in place (Kubernetes 1.33's resize)
+  gets its new size in the core, as kube-scheduler counts it (see shim/convert_pod.py);
 - a finished or deleted pod is released, which is the only thing that lowers usage.
 
 A Herder pod waits until its namespace is known (the namespace's annotations decide its queue).
@@ -24,6 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from core.resources import Resource
 from core.scheduler import Scheduler
 from shim.convert import (
     is_herder_pod,
@@ -35,7 +38,7 @@ from shim.convert import (
     pod_to_allocation,
     pod_to_ask,
 )
-from shim.convert_pod import ConversionError
+from shim.convert_pod import ConversionError, pod_resource
 from shim.kube.watch.cache import KubeCache
 
 log = logging.getLogger("herder.pods")
@@ -54,6 +57,7 @@ class Known:
 
     kind: str
     node: str | None = None
+    size: Resource | None = None  # a foreign pod's size, to see an in-place resize
 
 
 def slim(pod: Mapping[str, Any]) -> dict[str, Any]:
@@ -154,12 +158,17 @@ class PodSync:
             self._apply_bound(key, pod, node, namespace)
 
     def _apply_foreign(self, key: str, pod: Mapping[str, Any], node: str) -> None:
-        if self._known.get(key) == Known(FOREIGN, node):
+        known = self._known.get(key)
+        if known is not None and (known.kind, known.node) == (FOREIGN, node):
+            size = pod_resource(pod)
+            if size != known.size:  # resized in place
+                self._scheduler.resize_allocation(key, size)
+                self._known[key] = Known(FOREIGN, node, size)
             return
         allocation = pod_to_allocation(pod, self._cache.namespace(_namespace_of(pod)), self.scheduler_name)
         self._release(key)
         self._scheduler.add_allocation(allocation)
-        self._known[key] = Known(FOREIGN, node)
+        self._known[key] = Known(FOREIGN, node, allocation.resource)
 
     def _apply_pending(self, key: str, pod: Mapping[str, Any], namespace: Mapping[str, Any]) -> None:
         if self._scheduler.allocation(key) is not None:
@@ -177,6 +186,9 @@ class PodSync:
             return  # a placeholder the core released: its DELETED event is on its way
         if current is not None and current.node_id == node:
             self._known[key] = Known(OWN, node)
+            size = pod_resource(pod)
+            if size != current.resource:  # resized in place
+                self._scheduler.resize_allocation(key, size)
             return
         allocation = pod_to_allocation(pod, namespace, self.scheduler_name)
         if current is not None:
