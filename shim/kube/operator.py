@@ -348,15 +348,22 @@ class HerderOperator:
         log.debug("bound %s to %s", key, node)
 
     def _binding_given_back(self, key: str) -> None:
-        """The binder gave up on a pod: read it again and let PodSync decide (see PodSync.binding_failed)."""
+        """The binder gave up on a pod (a 409 included: "look", never "forget"): read it again and
+        let PodSync decide (see PodSync.binding_failed)."""
+        where = self.cache.locate(key)
+        if where is not None:
+            error = self._bind_errors.pop(f"{where[0]}/{where[1]}", None)
+            verdict = classify(error) if error is not None else GONE
+            self.metrics.bind_error({GONE: "gone", RETRY: "exhausted"}.get(verdict, "failed"))
+        self.look_at_binding(key)
+
+    def look_at_binding(self, key: str) -> None:
+        """Read the pod whose binding's outcome is unknown; the server's answer decides."""
         where = self.cache.locate(key)
         fresh: dict[str, Any] | None = None
         gone = where is None
         if where is not None:
             namespace, name = where
-            error = self._bind_errors.pop(f"{namespace}/{name}", None)
-            verdict = classify(error) if error is not None else GONE
-            self.metrics.bind_error({GONE: "gone", RETRY: "exhausted"}.get(verdict, "failed"))
             try:
                 fresh = self.reader.pod(namespace, name)
                 gone = fresh is None

@@ -114,6 +114,24 @@ class EmulatorServer:
 
         self.call(change)
 
+    def set_lost_binding_rate(self, rate: float, delay: float = 1.5) -> None:
+        """This share of committed bindings loses its response (dropped, or held `delay` s)."""
+
+        async def change() -> None:
+            self.emulator.faults.lost_rate = rate
+            self.emulator.faults.delay = delay
+
+        self.call(change)
+
+    def set_load(self, slow_rate: float, slow_min: float, slow_max: float, error_rate: float) -> None:
+        """Answer `slow_rate` of requests [slow_min, slow_max] s late and `error_rate` with 500/429."""
+
+        async def change() -> None:
+            load = self.emulator.load
+            load.slow_rate, load.slow_min, load.slow_max, load.error_rate = slow_rate, slow_min, slow_max, error_rate
+
+        self.call(change)
+
 
 class HerderReplica:
     """One `herder run` in-process: the real operator (kopf, threads, REST) in its own thread."""

@@ -11,7 +11,11 @@ module adds them the way the real API server behaves:
   every write gets a new resourceVersion;
 - `pods/{name}/binding`: 409 when the pod is already bound or the Binding's `metadata.uid`
   names another pod of that name, else sets `spec.nodeName` (and the
-  kubelet's Running phase); faults (5xx, timeouts) can be injected at a chosen rate;
+  kubelet's Running phase); faults (5xx, timeouts) can be injected at a chosen rate, and a
+  binding can be committed and then its response dropped (the connection closed) or held
+  past the client's timeout (`BindingFaults.lost_rate`);
+- an overloaded server (`ApiLoad`): a share of requests answered 1-3 s late, a share answered
+  500 or 429 having done nothing, and MODIFIED watch events delivered late;
 - `pods/{name}/eviction`: deletes the pod unless a "PodDisruptionBudget" protects it (429);
 - deleting a namespace deletes what lives in it (pods first, as the garbage collector would);
 - pods and ElasticQuotas go through Herder's admission webhooks when they are registered
@@ -105,6 +109,7 @@ class BindingFaults:
     rate: float = 0.0
     delay: float = 1.5
     seed: int = 7
+    lost_rate: float = 0.0  # bindings committed whose response is then dropped or held too long
     _random: random.Random = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -114,6 +119,51 @@ class BindingFaults:
         if self.rate <= 0 or self._random.random() >= self.rate:
             return None
         return self._random.choice(("error", "timeout-applied", "timeout-lost"))
+
+    def draw_lost(self) -> str | None:
+        """After a commit: "dropped" (the connection closes, no answer), "late" (the answer comes
+        after the client gave up) or None (answered)."""
+        if self.lost_rate <= 0 or self._random.random() >= self.lost_rate:
+            return None
+        return self._random.choice(("dropped", "late"))
+
+
+@dataclass
+class ApiLoad:
+    """An overloaded API server: `slow_rate` of requests (watch streams excepted) answered after a
+    delay drawn from [slow_min, slow_max] s, and `error_rate` answered 500 or 429 having done
+    nothing (as an apiserver under priority-and-fairness pressure does)."""
+
+    slow_rate: float = 0.0
+    slow_min: float = 1.0
+    slow_max: float = 3.0
+    error_rate: float = 0.0
+    seed: int = 11
+    clients: str = "herder/"  # whose requests suffer (by User-Agent): the tests' own client does not
+    _random: random.Random = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._random = random.Random(self.seed)
+
+    def draw(self) -> tuple[float, int | None]:
+        """(seconds to wait, status to answer instead of doing the request or None)."""
+        delay = 0.0
+        if self.slow_rate > 0 and self._random.random() < self.slow_rate:
+            delay = self._random.uniform(self.slow_min, self.slow_max)
+        error = None
+        if self.error_rate > 0 and self._random.random() < self.error_rate:
+            error = self._random.choice((500, 429))
+        return delay, error
+
+
+class DroppedResponse(aiohttp.web.StreamResponse):
+    """No answer at all: the connection is closed under the client (a proxy or an apiserver
+    restarting after it committed the request)."""
+
+    async def prepare(self, request: aiohttp.web.BaseRequest) -> None:
+        if request.transport is not None:
+            request.transport.abort()
+        raise ConnectionResetError("the emulator dropped this response")
 
 
 def _uid_mismatch(binding: Any, stored: Any) -> bool:
@@ -140,6 +190,7 @@ class HerderEmulator(kmock.KubernetesEmulator):
     """The emulator with the API server behaviour listed in the module docstring."""
 
     faults: BindingFaults = attrs.field(factory=BindingFaults)
+    load: ApiLoad = attrs.field(factory=ApiLoad)
     protected: set[tuple[str, str]] = attrs.field(factory=set)  # (namespace, pod) a PDB protects
     bindings: list[BindingRecord] = attrs.field(factory=list)
     webhook_url: str | None = None  # base URL of Herder's admission webhook server (a Service)
@@ -183,6 +234,15 @@ class HerderEmulator(kmock.KubernetesEmulator):
         self._requests[:] = [request for request in serving if id(request) not in kept] + newest
 
     async def _route(self, request: rendering.Request) -> aiohttp.web.StreamResponse:
+        if request.action != enums.action.WATCH and str(request.headers.get("User-Agent", "")).startswith(
+            self.load.clients
+        ):
+            delay, error = self.load.draw()
+            if delay:
+                await asyncio.sleep(delay)
+            if error is not None:
+                reason = "TooManyRequests" if error == 429 else "InternalError"
+                return status(error, reason, "injected load: the server is overloaded")
         if request.resource is None or request.action in (enums.action.LIST, enums.action.WATCH):
             return await super()._handle(request)
         if request.action == enums.action.FETCH:
@@ -229,9 +289,14 @@ class HerderEmulator(kmock.KubernetesEmulator):
             yield b""
             yield {"type": "ERROR", "object": status_body(410, "Expired", f"too old resource version: {since}")}
             return
+        lagging = str(request.headers.get("User-Agent", "")).startswith(self.load.clients)
         async for payload in super()._serve_watch(request):
             if isinstance(payload, Mapping) and payload.get("type") == _END_OF_WATCH:
                 return
+            if lagging and isinstance(payload, Mapping) and payload.get("type") == "MODIFIED":
+                delay, _ = self.load.draw()
+                if delay:
+                    await asyncio.sleep(delay)  # an overloaded server's watch falls behind
             yield payload
 
     async def end_watches(self, resource: Any) -> None:
@@ -362,6 +427,11 @@ class HerderEmulator(kmock.KubernetesEmulator):
         if fault is not None and fault.startswith("timeout"):
             await asyncio.sleep(self.faults.delay)
             return status(504, "Timeout", "injected fault: the response came too late")
+        lost = self.faults.draw_lost() if code == 201 else None
+        if lost == "late":
+            await asyncio.sleep(self.faults.delay)
+        elif lost == "dropped":
+            return DroppedResponse()
         return answer
 
     async def _evict(self, request: rendering.Request) -> aiohttp.web.StreamResponse:

@@ -219,3 +219,38 @@ def test_seed_003_a_foreign_pod_resized_in_place_changes_its_node(world: Any) ->
     pods.apply(resized(other, "3", "3"))
     [node] = [n for n in scheduler.nodes_document() if n["nodeID"] == "node-1"]
     assert node["occupied"]["vcore"] == 3000
+
+
+def test_a_lost_binding_response_with_an_unreadable_pod_keeps_the_placement_until_the_server_answers(
+    world: Any,
+) -> None:
+    # Issue 15, point 8: under an overloaded server, placement never shrinks on a guess.
+    scheduler, pods, _, clock = world
+    pods.namespace_changed(ML)
+    pods.apply(pod("job"))
+    scheduler.schedule()
+    node = scheduler.allocation("uid-job").node_id
+    pods.binding_failed("uid-job", None, gone=False)  # the response was lost, the read failed too
+    assert scheduler.allocation("uid-job").node_id == node
+    assert pods.unresolved_due() == []  # read again after a back-off, not at once
+    clock.now += 1
+    assert pods.unresolved_due() == ["uid-job"]
+    pods.binding_failed("uid-job", None, gone=False)  # still no answer: still kept
+    assert scheduler.queue_document("root")["allocatedResource"]["vcore"] == 1000
+    pods.binding_failed("uid-job", pod("job", node=node, phase="Running"), gone=False)  # it had landed
+    assert scheduler.allocation("uid-job").node_id == node
+    assert pods.unresolved() == 0
+
+
+def test_an_unresolved_binding_the_server_shows_pending_is_rolled_back_and_asked_again(world: Any) -> None:
+    scheduler, pods, _, clock = world
+    pods.namespace_changed(ML)
+    pods.apply(pod("job"))
+    scheduler.schedule()
+    pods.binding_failed("uid-job", None, gone=False)
+    clock.now += 1
+    pods.binding_failed("uid-job", pod("job"), gone=False)  # the server's word: pending
+    assert scheduler.allocation("uid-job") is None
+    clock.now += 1
+    assert pods.retry_due() == 1
+    assert scheduler.schedule() == 1

@@ -100,6 +100,9 @@ class PodSync:
         self._seen: dict[str, float] = {}
         self._waiting: dict[str, set[str]] = {}  # namespace -> pods waiting for it
         self._retry: dict[str, tuple[float, float]] = {}  # pod -> (not before, next delay)
+        # Bindings whose outcome is unknown (the response was lost and the pod could not be
+        # read): the placement stays and the pod is read again at (when, next delay).
+        self._unresolved: dict[str, tuple[float, float]] = {}
 
     @property
     def scheduler_name(self) -> str:
@@ -130,6 +133,7 @@ class PodSync:
             self._cache.drop_pod(pod)
             self._seen.pop(key, None)
             self._retry.pop(key, None)
+            self._unresolved.pop(key, None)
             self._unwait(key, _namespace_of(pod))
             self._release(key)
         self._forget_binding(key)
@@ -181,6 +185,7 @@ class PodSync:
 
     def _apply_bound(self, key: str, pod: Mapping[str, Any], node: str, namespace: Mapping[str, Any]) -> None:
         self._retry.pop(key, None)
+        self._unresolved.pop(key, None)  # the server says where it runs
         current = self._scheduler.allocation(key)
         if current is None and self._retiring(key):
             return  # a placeholder the core released: its DELETED event is on its way
@@ -238,16 +243,31 @@ class PodSync:
     def binding_failed(self, key: str, fresh: Mapping[str, Any] | None, gone: bool) -> None:
         """The binder gave the pod back; `fresh` is the pod re-read from the API (None if that failed).
 
-        The core's placement is rolled back unless the pod did land on that very node (a
-        timeout after the binding was applied). A pod still pending is asked for again after a
-        growing delay; a bound one is recovered where it runs; a deleted one is released.
+        The server's word wins. The core's placement is rolled back only when the server shows
+        the pod pending, bound elsewhere, or gone; when the pod could not be read (an overloaded
+        server), the placement stays and the pod is read again later (`unresolved_due`): a lost
+        response may hide a binding the server committed, and the watch's copy may be older
+        than it. A pod still pending is asked for again after a growing delay; a bound one is
+        recovered where it runs; a deleted one is released.
         """
         with self._lock:
             if gone and fresh is None:
+                self._unresolved.pop(key, None)
                 self._cache.drop_pod(self._cache.pod(key) or {"metadata": {"uid": key}})
                 self._release(key)
                 return
             current = self._scheduler.allocation(key)
+            if fresh is None and current is not None:
+                cached = self._cache.pod(key)
+                if cached is not None and pod_node(cached) == current.node_id:
+                    self._unresolved.pop(key, None)  # the watch showed it bound there: a binding stays
+                    self._known[key] = Known(OWN, current.node_id)
+                    return
+                delay = self._unresolved.get(key, (0.0, FIRST_RETRY))[1]
+                self._unresolved[key] = (self._clock() + delay, min(delay * 2, LAST_RETRY))
+                log.info("binding of pod %s unresolved; reading it again in %.1fs", key, delay)
+                return
+            self._unresolved.pop(key, None)
             pod = fresh if fresh is not None else self._cache.pod(key)
             node = pod_node(pod) if pod is not None else None
             if current is not None and node == current.node_id:
@@ -263,6 +283,18 @@ class PodSync:
                 self._retry[key] = (self._clock() + delay, min(delay * 2, LAST_RETRY))
                 log.info("pod %s will be placed again in %.1fs", _name_of(pod), delay)
             self.apply(pod)
+
+    def unresolved_due(self) -> list[str]:
+        """Pods whose binding's outcome is unknown and are due to be read again."""
+        now = self._clock()
+        with self._lock:
+            for key in [k for k in self._unresolved if self._scheduler.allocation(k) is None]:
+                del self._unresolved[key]  # resolved meanwhile (deleted, released)
+            return [key for key, (when, _) in self._unresolved.items() if when <= now]
+
+    def unresolved(self) -> int:
+        with self._lock:
+            return len(self._unresolved)
 
     def retry_due(self) -> int:
         """Ask again for pods whose back-off after a failed binding is over."""

@@ -2,7 +2,9 @@
 
 The core's bind() callback only queues the work here; a set of workers posts the pods/binding
 subresource. A 5xx, 429 or timeout is retried with exponential backoff; a pod that is gone (404)
-or already bound (409) is handed back to the core with `release`, which rolls back every tracker.
+or already bound (409), or whose retries are spent, is handed back with `release`: the operator
+then reads the pod and the server's answer decides (a 409 means "look", never "forget": the
+binding may have landed on the attempt whose response was lost).
 """
 
 from __future__ import annotations
