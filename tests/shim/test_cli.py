@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from shim.cli import build_parser, main
+from tests.seeds import SEED_004_NAMESPACE_MAPPING, SEED_004_STATIC
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -125,34 +126,25 @@ def test_validate_names_preemption_and_priority_problems_and_warns_about_stateaw
     )
 
 
-def test_validate_of_seed_004_static_queues_says_how_to_write_the_old_units(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("seed_example", "warned"),
+    [
+        # Seed 004, "Static queue definition": plain numbers only the old units explain.
+        (
+            SEED_004_STATIC,
+            ["root.sandbox.resources.max: memory 100000", "write '100000M' for 100000 MB", "'10000m' for 10 cores"],
+        ),
+        # Seed 004, "Namespace to queue mapping": the deprecated stateaware policy.
+        (SEED_004_NAMESPACE_MAPPING, ["root.properties.application.sort.policy: 'stateaware'", "read as 'fifo'"]),
+    ],
+)
+def test_validate_of_a_seed_example_says_it_is_valid_and_lists_its_warnings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], seed_example: str, warned: list[str]
 ) -> None:
-    # Seed 004, "Static queue definition", its sandbox queue verbatim.
     config = tmp_path / "queues.yaml"
-    config.write_text(
-        "partitions:\n  - name: default\n    queues:\n      - name: root\n        submitacl: '*'\n"
-        "        queues:\n          - name: sandbox\n            resources:\n              guaranteed:\n"
-        "                memory: 100000\n                vcore: 10000\n"
-    )
+    config.write_text(seed_example)
     assert main(["validate", str(config)]) == 0
     out = capsys.readouterr().out
-    assert "valid (2 queues" in out
-    assert "  warning: partitions[default].queues.root.sandbox.resources.guaranteed: memory 100000" in out
-    assert "write '100000M' for 100000 MB" in out and "write '10000m' for 10 cores" in out
-
-
-def test_validate_of_seed_004_namespace_mapping_warns_that_stateaware_is_read_as_fifo(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    # Seed 004, "Namespace to queue mapping", verbatim.
-    config = tmp_path / "queues.yaml"
-    config.write_text(
-        "partitions:\n  - name: default\n    placementrules:\n      - name: tag\n        value: namespace\n"
-        "        create: true\n    queues:\n      - name: root\n        submitacl: '*'\n        properties:\n"
-        "          application.sort.policy: stateaware\n"
-    )
-    assert main(["validate", str(config)]) == 0
-    out = capsys.readouterr().out
-    assert "  warning: partitions[default].queues.root.properties.application.sort.policy: 'stateaware'" in out
-    assert "read as 'fifo'" in out
+    assert ": valid (" in out and "  warning: partitions[default].queues." in out
+    for text in warned:
+        assert text in out

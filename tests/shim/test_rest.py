@@ -19,6 +19,7 @@ from core.config import load_config
 from core.scheduler import Scheduler
 from shim.convert import node_to_info, pod_to_ask
 from shim.rest import RestStatus, ShimMetrics, build_rest_app, start_rest_server
+from tests.seeds import SEED_004_NAMESPACE_MAPPING
 from tests.shim.rest_world import GI, NAMESPACE, NOW, QUEUES, Recorder, Served, build_scheduler, node, pod, serve
 
 P = "/ws/v1/partition/default"
@@ -442,22 +443,6 @@ async def test_validate_conf_refuses_and_names_the_problem(served: Served, confi
     assert status == 200
     assert body["allowed"] is False
     assert named in body["reason"]
-
-
-# Seed 004, "Namespace to queue mapping", verbatim.
-SEED_004_NAMESPACE_MAPPING = """
-partitions:
-  - name: default
-    placementrules:
-      - name: tag
-        value: namespace
-        create: true
-    queues:
-      - name: root
-        submitacl: '*'
-        properties:
-          application.sort.policy: stateaware
-"""
 
 
 async def test_validate_conf_allows_seed_004_namespace_mapping_and_warns_stateaware_is_fifo(served: Served) -> None:

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.config import ConfigError, config_document, default_config, load_config, parse_config
+from tests.seeds import SEED_004_NAMESPACE_MAPPING
 
 SEED_004_QUOTAS = """
 partitions:
@@ -32,19 +33,7 @@ partitions:
               max: {memory: 100000, vcore: 10000}
 """
 
-SEED_004_TAG = """
-partitions:
-  - name: default
-    placementrules:
-      - name: tag
-        value: namespace
-        create: true
-    queues:
-      - name: root
-        submitacl: '*'
-        properties:
-          application.sort.policy: stateaware
-"""
+SEED_004_TAG = SEED_004_NAMESPACE_MAPPING
 
 SEED_001_LIMITS = """
 partitions:

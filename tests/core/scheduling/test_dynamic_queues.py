@@ -8,6 +8,7 @@ import textwrap
 from core.config import load_config
 from core.scheduler import COMPLETING_TIMEOUT
 from tests.core.scheduling.world import World
+from tests.seeds import SEED_004_PARENT_MAPPING
 
 PARENTS = """
 partitions:
@@ -130,26 +131,6 @@ def test_a_rejected_application_is_listed_once_however_many_pods_it_has() -> Non
     assert world.sched.metrics.apps_rejected == 1
     assert len([e for e in world.out.reasons("Rejected") if e.object_id == "job"]) == 1
 
-
-# Seed 004, "Parent queue mapping for namespaces": its queues.yaml lists `production` and
-# `development` with no children and no `parent` key, and says `finance` runs in
-# `root.production.finance`.
-SEED_004_PARENT_MAPPING = """
-partitions:
-  - name: default
-    placementrules:
-    - name: tag
-      value: namespace
-      create: true
-      parent:
-      - name: tag
-        value: namespace.parentqueue
-    queues:
-    - name: root
-      queues:
-      - name: production
-      - name: development
-"""
 
 
 def test_seed_004_parent_mapping_a_childless_queue_a_rule_names_as_parent_becomes_one() -> None:
