@@ -80,6 +80,11 @@ class OperatorOptions:
     extra_settings: Mapping[str, Any] = field(default_factory=dict)  # kopf settings tweaks (tests)
 
 
+# How long after a binding given up on timeouts a "pending" answer is not yet final, in bind
+# timeouts: an attempt the server still holds commits within a few of the client's timeouts.
+IN_DOUBT_BIND_TIMEOUTS = 6
+
+
 class HerderOperator:
     def __init__(self, api_client: client.ApiClient, options: OperatorOptions) -> None:
         self.api_client = api_client
@@ -355,6 +360,8 @@ class HerderOperator:
             error = self._bind_errors.pop(f"{where[0]}/{where[1]}", None)
             verdict = classify(error) if error is not None else GONE
             self.metrics.bind_error({GONE: "gone", RETRY: "exhausted"}.get(verdict, "failed"))
+            if verdict == RETRY:  # the last attempts timed out or lost their answer: one may still land
+                self.pods.binding_in_doubt(key, IN_DOUBT_BIND_TIMEOUTS * self.options.bind_timeout)
         self.look_at_binding(key)
 
     def look_at_binding(self, key: str) -> None:

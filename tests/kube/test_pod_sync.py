@@ -254,3 +254,21 @@ def test_an_unresolved_binding_the_server_shows_pending_is_rolled_back_and_asked
     clock.now += 1
     assert pods.retry_due() == 1
     assert scheduler.schedule() == 1
+
+
+def test_a_pending_answer_is_not_final_while_a_timed_out_attempt_may_still_commit(world: Any) -> None:
+    scheduler, pods, _, clock = world
+    pods.namespace_changed(ML)
+    pods.apply(pod("job"))
+    scheduler.schedule()
+    node = scheduler.allocation("uid-job").node_id
+    pods.binding_in_doubt("uid-job", 6.0)  # the binder's attempts all timed out
+    pods.binding_failed("uid-job", pod("job"), gone=False)  # read before the slow attempt committed
+    assert scheduler.allocation("uid-job").node_id == node
+    clock.now += 2
+    pods.binding_failed("uid-job", pod("job", node=node, phase="Running"), gone=False)  # then it landed
+    assert scheduler.allocation("uid-job").node_id == node and pods.unresolved() == 0
+    pods.binding_in_doubt("uid-job", 6.0)
+    clock.now += 7  # past the doubt: pending is pending
+    pods.binding_failed("uid-job", pod("job"), gone=False)
+    assert scheduler.allocation("uid-job") is None

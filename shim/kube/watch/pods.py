@@ -103,6 +103,10 @@ class PodSync:
         # Bindings whose outcome is unknown (the response was lost and the pod could not be
         # read): the placement stays and the pod is read again at (when, next delay).
         self._unresolved: dict[str, tuple[float, float]] = {}
+        # Bindings given up after attempts whose outcome is unknown (timeouts, dropped
+        # connections): one of them may still commit, so until this time a "pending" answer
+        # is not final either.
+        self._in_doubt_until: dict[str, float] = {}
 
     @property
     def scheduler_name(self) -> str:
@@ -134,6 +138,7 @@ class PodSync:
             self._seen.pop(key, None)
             self._retry.pop(key, None)
             self._unresolved.pop(key, None)
+            self._in_doubt_until.pop(key, None)
             self._unwait(key, _namespace_of(pod))
             self._release(key)
         self._forget_binding(key)
@@ -186,6 +191,7 @@ class PodSync:
     def _apply_bound(self, key: str, pod: Mapping[str, Any], node: str, namespace: Mapping[str, Any]) -> None:
         self._retry.pop(key, None)
         self._unresolved.pop(key, None)  # the server says where it runs
+        self._in_doubt_until.pop(key, None)
         current = self._scheduler.allocation(key)
         if current is None and self._retiring(key):
             return  # a placeholder the core released: its DELETED event is on its way
@@ -240,6 +246,12 @@ class PodSync:
         self._cache.drop_namespace(str((namespace.get("metadata") or {}).get("name") or ""))
 
     # -- bindings that did not land ----------------------------------------------------------
+    def binding_in_doubt(self, key: str, for_seconds: float) -> None:
+        """The binder gave up after attempts whose outcome is unknown: one may still commit at the
+        server, so for `for_seconds` a pod the server shows pending keeps its placement."""
+        with self._lock:
+            self._in_doubt_until[key] = self._clock() + for_seconds
+
     def binding_failed(self, key: str, fresh: Mapping[str, Any] | None, gone: bool) -> None:
         """The binder gave the pod back; `fresh` is the pod re-read from the API (None if that failed).
 
@@ -247,8 +259,9 @@ class PodSync:
         the pod pending, bound elsewhere, or gone; when the pod could not be read (an overloaded
         server), the placement stays and the pod is read again later (`unresolved_due`): a lost
         response may hide a binding the server committed, and the watch's copy may be older
-        than it. A pod still pending is asked for again after a growing delay; a bound one is
-        recovered where it runs; a deleted one is released.
+        than it. After attempts whose outcome is unknown (`binding_in_doubt`), "pending" is not
+        final until none of them can commit any more. A pod still pending is asked for again
+        after a growing delay; a bound one is recovered where it runs; a deleted one is released.
         """
         with self._lock:
             if gone and fresh is None:
@@ -257,10 +270,12 @@ class PodSync:
                 self._release(key)
                 return
             current = self._scheduler.allocation(key)
-            if fresh is None and current is not None:
+            in_doubt = self._in_doubt_until.get(key, 0.0) > self._clock()
+            if current is not None and (fresh is None or (in_doubt and pod_node(fresh) is None)):
                 cached = self._cache.pod(key)
                 if cached is not None and pod_node(cached) == current.node_id:
                     self._unresolved.pop(key, None)  # the watch showed it bound there: a binding stays
+                    self._in_doubt_until.pop(key, None)
                     self._known[key] = Known(OWN, current.node_id)
                     return
                 delay = self._unresolved.get(key, (0.0, FIRST_RETRY))[1]
@@ -268,6 +283,7 @@ class PodSync:
                 log.info("binding of pod %s unresolved; reading it again in %.1fs", key, delay)
                 return
             self._unresolved.pop(key, None)
+            self._in_doubt_until.pop(key, None)
             pod = fresh if fresh is not None else self._cache.pod(key)
             node = pod_node(pod) if pod is not None else None
             if current is not None and node == current.node_id:
