@@ -503,7 +503,7 @@ def test_seed_002_shared_weight_in_the_designs_shorthand_or_json(text: str) -> N
 @pytest.mark.parametrize(("text", "named"), [("{cpu 4}", "is not .name: quantity."), ("cpu: 4", "neither JSON")])
 def test_shared_weight_that_is_neither_json_nor_the_shorthand_is_refused_naming_it(text: str, named: str) -> None:
     annotations = {"quota.scheduling.koordinator.sh/shared-weight": text}
-    eq = {"metadata": {"name": "t", "namespace": "t", "annotations": annotations}}
+    eq = {"metadata": {"name": "t", "namespace": "t", "annotations": annotations}, "spec": {"max": {"cpu": "4"}}}
     with pytest.raises(ConversionError, match=named):
         quota_to_spec(eq)
 
