@@ -67,6 +67,9 @@ class OperatorOptions:
     source: ConfigSource
     identity: str
     bind_timeout: float = 10.0
+    # After a binding given up on timeouts, how long a "pending" answer is not final: the API
+    # server's request timeout (60 s), past which an attempt it still held can no longer commit.
+    bind_doubt: float = 60.0
     housekeeping_interval: float = 1.0
     rest_port: int | None = None  # None: no REST server; 0: any free port (see HerderOperator.rest_port)
     rest_host: str = "0.0.0.0"
@@ -78,11 +81,6 @@ class OperatorOptions:
     webhook_insecure: bool = False  # plain HTTP, for tests only
     webhook_addr: str | None = None
     extra_settings: Mapping[str, Any] = field(default_factory=dict)  # kopf settings tweaks (tests)
-
-
-# How long after a binding given up on timeouts a "pending" answer is not yet final, in bind
-# timeouts: an attempt the server still holds commits within a few of the client's timeouts.
-IN_DOUBT_BIND_TIMEOUTS = 6
 
 
 class HerderOperator:
@@ -361,7 +359,7 @@ class HerderOperator:
             verdict = classify(error) if error is not None else GONE
             self.metrics.bind_error({GONE: "gone", RETRY: "exhausted"}.get(verdict, "failed"))
             if verdict == RETRY:  # the last attempts timed out or lost their answer: one may still land
-                self.pods.binding_in_doubt(key, IN_DOUBT_BIND_TIMEOUTS * self.options.bind_timeout)
+                self.pods.binding_in_doubt(key, self.options.bind_doubt)
         self.look_at_binding(key)
 
     def look_at_binding(self, key: str) -> None:
