@@ -142,6 +142,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--gangs", type=int, default=0, help="make this percent of applications gangs (task groups)")
     bench.add_argument("--emulator", action="store_true", help="bind through the whole shim against the emulator")
+    bench.add_argument(
+        "--soak", type=int, default=0, metavar="PODS", help="the binding soak against a lossy, slow emulator"
+    )
+    bench.add_argument(
+        "--soak-delays", default="1-3", metavar="MIN-MAX", help="with --soak: seconds a delayed request waits"
+    )
     bench.add_argument("--sweep", action="store_true", help="run 500, 5,000 and 20,000 nodes and print a table")
     bench.add_argument("--event-streams", type=int, default=0, help="schedule with N event stream clients")
     bench.add_argument("--event-rate", type=int, default=10000, help="with --event-streams: events/s added")

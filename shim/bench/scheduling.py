@@ -44,6 +44,7 @@ from core.events import SchedulingEvent
 from core.objects.ask import Allocation
 from core.scheduler import Scheduler
 from shim.bench.quota import run_quota_bench
+from shim.bench.soak import run_soak
 from shim.command import collect_garbage_less_often
 from shim.convert import node_to_info, pod_to_ask
 
@@ -479,10 +480,11 @@ def _print_text(report: dict[str, Any]) -> None:
             f" (target 10), incremental {q['incremental_ms']:.3f}"
             f"{best.format(q['incremental_ms_best']) if 'incremental_ms_best' in q else ''} (target 1)"
         )
-    if "emulator" in report:
-        print("through the Kubernetes shim (emulator):")
-        for key, value in report["emulator"].items():
-            print(f"  {key}: {value}")
+    for part, title in (("emulator", "through the Kubernetes shim (emulator)"), ("soak", "binding soak (emulator)")):
+        if part in report:
+            print(f"{title}:")
+            for key, value in report[part].items():
+                print(f"  {key}: {value}")
 
 
 def bench_command(args: argparse.Namespace) -> int:
@@ -494,7 +496,7 @@ def bench_command(args: argparse.Namespace) -> int:
         print("herder bench: counts must not be negative (and --gangs a percentage)", file=sys.stderr)
         return 2
     try:
-        if not (args.sweep or args.users or args.quotas or args.emulator):
+        if not (args.sweep or args.users or args.quotas or args.emulator or args.soak):
             report["scheduling"] = run_scheduling(
                 args.nodes, args.pods, rules=args.rules, preemption=args.preemption, gangs=args.gangs
             )
@@ -505,6 +507,8 @@ def bench_command(args: argparse.Namespace) -> int:
         if args.quotas:
             report["quotas"] = run_quota_bench(args.quotas, 3)
         emulator = _emulator(args) if args.emulator else None
+        if args.soak:
+            report["soak"] = run_soak(args.soak, args.soak_delays)
     except RuntimeError as err:
         print(f"herder bench: {err}", file=sys.stderr)
         return 1
@@ -514,7 +518,7 @@ def bench_command(args: argparse.Namespace) -> int:
         print(json.dumps(report, indent=2))
     else:
         _print_text(report)
-    return 0
+    return 1 if "soak" in report and not report["soak"]["held"] else 0
 
 
 if __name__ == "__main__":

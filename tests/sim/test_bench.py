@@ -111,3 +111,19 @@ def test_preemption_bench_preempts_for_the_guaranteed_teams_when_the_cluster_is_
     run = bench_json(capsys, "--nodes", "3", "--pods", "300", "--preemption")["scheduling"]
     assert run["preemption"] is True and run["placed"] + run["pending"] == 300
     assert run["preempted"] > 0  # the bench's callbacks never end a victim, so it stops there
+
+
+def test_soak_without_kmock_says_how_to_install_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "kmock", None)  # a runtime-only install: no dev extra
+    assert main(["bench", "--soak", "10"]) == 1
+    err = capsys.readouterr().err
+    assert "kmock" in err and "pip install -e '.[dev]'" in err
+
+
+@pytest.mark.slow
+def test_soak_runs_the_binding_soak_and_reports_that_it_held(capsys: pytest.CaptureFixture[str]) -> None:
+    soak = bench_json(capsys, "--soak", "12", "--soak-delays", "0.01-0.05")["soak"]
+    assert soak["held"] is True and soak["pods"] == 12
+    assert "1 passed" in soak["outcome"]
