@@ -20,6 +20,7 @@ pod that cannot run is parked with a reason a person can read until something ch
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 
 from core.elastic.manager import NodeSlot, RunningPod
@@ -47,13 +48,15 @@ def allocate_one(state: CoreState, now: float) -> Allocation | None:
 def _walk(state: CoreState, queue: Queue, now: float) -> Allocation | None:
     if queue.is_leaf:
         return _walk_leaf(state, queue, now)
-    children = [c for c in queue.children.values() if c.pending]
-    if not children:
-        return None
-    if len(children) > 1:
-        by_priority = state.partition.queue_priorities and queue.app_sort_priority
-        children = order_queues(children, state.partition.cluster_capacity, state.version if by_priority else None)
+    children: Iterable[Queue]
+    if state.partition.queue_priorities and queue.app_sort_priority:
+        pending = [c for c in queue.children.values() if c.pending]
+        children = order_queues(pending, state.partition.cluster_capacity, state.version)
+    else:
+        children = queue.ordered_children(state.partition.cluster_capacity, state.version)
     for child in children:
+        if not child.pending:
+            continue
         allocation = _walk(state, child, now)
         if allocation is not None:
             return allocation

@@ -221,11 +221,13 @@ class Partition:
         if queue.managed:
             return
         quota = _resource_tag(tags, TAG_QUOTA)
-        if quota is not None:
+        if quota is not None and quota != queue.max:
             queue.max = quota
+            queue.share_moved()
         guaranteed = _resource_tag(tags, TAG_GUARANTEED)
-        if guaranteed is not None:
+        if guaranteed is not None and guaranteed != queue.guaranteed:
             queue.guaranteed = guaranteed
+            queue.share_moved()
         max_apps = tags.get(TAG_MAX_APPS)
         if max_apps is not None and max_apps.isdigit():
             queue.max_applications = int(max_apps)
@@ -237,7 +239,7 @@ class Partition:
             if (current.managed and not current.draining) or not current.is_empty():
                 return
             parent = current.parent
-            parent.children.pop(current.name.lower(), None)
+            parent.remove_child(current)
             if parent.leaf_by_default and not parent.children:
                 parent.is_leaf = True  # an implicit parent is a leaf again once its last child went
             current = parent

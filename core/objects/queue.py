@@ -11,6 +11,7 @@ still has applications is `draining`: it takes no new applications and goes when
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from collections.abc import Iterator, Mapping
 
 from core.config.schema import APPLICATION_SORT_POLICY, APPLICATION_SORT_PRIORITY, ChildTemplate, Limit
@@ -24,6 +25,11 @@ FAIR = "fair"
 
 class Queue:
     __slots__ = (
+        "_child_order",
+        "_child_order_cluster",
+        "_child_order_version",
+        "_moved_children",
+        "_order_key",
         "_share",
         "admin_acl",
         "allocated",
@@ -73,6 +79,13 @@ class Queue:
         # usage_share with what it was computed from; queues are ordered on every decision
         # and most of them did not allocate since.
         self._share: tuple[Mapping[str, int], Resource | None, Resource | None, float] | None = None
+        # Parent only: every child in fair order, sorted at one change counter and repaired for
+        # the children whose share moved since (a placement moves one child per level).
+        self._child_order: list[tuple[float, str, Queue]] | None = None
+        self._child_order_cluster: Mapping[str, int] | None = None
+        self._child_order_version = -1
+        self._moved_children: set[Queue] = set()
+        self._order_key: tuple[float, str] | None = None  # this queue's key in its parent's order
         self.pending: dict[str, int] = {}
         self.running_apps = 0
         self.apps: dict[str, Application] = {}
@@ -87,6 +100,54 @@ class Queue:
 
     def add_child(self, queue: Queue) -> None:
         self.children[queue.name.lower()] = queue
+        self._child_order = None
+
+    def remove_child(self, queue: Queue) -> None:
+        if self.children.get(queue.name.lower()) is queue:
+            del self.children[queue.name.lower()]
+        self._child_order = None
+
+    def share_moved(self) -> None:
+        """This queue's usage share may have changed (usage or limits): its parent repairs its order."""
+        self._share = None
+        if self.parent is not None:
+            self.parent._moved_children.add(self)
+
+    def ordered_children(self, cluster: Mapping[str, int], version: int) -> Iterator[Queue]:
+        """Every child, the one using the smallest share of its due first, ties by name: the
+        order `policies.order_queues` gives, kept across decisions instead of sorted for each."""
+        order = self._child_order
+        if order is None or self._child_order_version != version or self._child_order_cluster is not cluster:
+            order = self._sort_children(cluster, version)
+        elif self._moved_children:
+            for child in self._moved_children:
+                if not self._reposition(order, child, cluster):
+                    order = self._sort_children(cluster, version)
+                    break
+        self._moved_children.clear()
+        # Lazily: a decision usually stops at the first child; only this method changes `order`.
+        return (entry[2] for entry in order)
+
+    def _sort_children(self, cluster: Mapping[str, int], version: int) -> list[tuple[float, str, Queue]]:
+        order = sorted(((child.usage_share(cluster), child.name, child) for child in self.children.values()), key=_key)
+        for share, name, child in order:
+            child._order_key = (share, name)
+        self._child_order, self._child_order_cluster, self._child_order_version = order, cluster, version
+        return order
+
+    def _reposition(self, order: list[tuple[float, str, Queue]], child: Queue, cluster: Mapping[str, int]) -> bool:
+        """Move one child to its place for its current share; False when it is not where its
+        last key says (the caller sorts again)."""
+        if child._order_key is None or self.children.get(child.name.lower()) is not child:
+            return False
+        index = bisect_left(order, child._order_key, key=_key)
+        if index >= len(order) or order[index][2] is not child:
+            return False
+        del order[index]
+        entry = (child.usage_share(cluster), child.name, child)
+        insort(order, entry, key=_key)
+        child._order_key = (entry[0], entry[1])
+        return True
 
     def ancestry(self) -> Iterator[Queue]:
         """This queue, then each parent up to root."""
@@ -123,7 +184,7 @@ class Queue:
     def add_allocated(self, res: Mapping[str, int], sign: int = 1) -> None:
         for queue in self.ancestry():
             add_into(queue.allocated, res, sign)
-            queue._share = None
+            queue.share_moved()
 
     def add_pending(self, res: Mapping[str, int], sign: int = 1) -> None:
         for queue in self.ancestry():
@@ -186,3 +247,7 @@ class Queue:
                 share = max(share, used / base)
         self._share = (cluster, self.guaranteed, self.max, share)
         return share
+
+
+def _key(entry: tuple[float, str, Queue] | tuple[float, str]) -> tuple[float, str]:
+    return entry[0], entry[1]

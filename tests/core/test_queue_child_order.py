@@ -1,0 +1,80 @@
+"""A parent keeps its children in fair order across decisions (`Queue.ordered_children`),
+repairing only the children whose share moved. Whatever happens between decisions, the order
+must be exactly the full sort `policies.order_queues` would give: smallest share of its due
+first, ties by name.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.objects.queue import Queue
+from core.policies import order_queues
+from core.resources import Resource
+
+NAMES = [f"team-{index}" for index in range(12)]
+
+operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("use"), st.sampled_from(NAMES), st.integers(-3, 4)),
+        st.tuples(st.just("guarantee"), st.sampled_from(NAMES), st.integers(1, 8)),
+        st.tuples(st.just("add"), st.sampled_from(NAMES), st.just(0)),
+        st.tuples(st.just("remove"), st.sampled_from(NAMES), st.just(0)),
+        st.tuples(st.just("bump"), st.just(""), st.just(0)),
+        st.tuples(st.just("resize"), st.just(""), st.integers(8, 64)),
+        st.tuples(st.just("decide"), st.just(""), st.just(0)),
+    ),
+    max_size=60,
+)
+
+
+def _child(parent: Queue, name: str) -> Queue:
+    queue = Queue(name, parent, leaf=True, managed=False)
+    parent.add_child(queue)
+    return queue
+
+
+@settings(max_examples=150, deadline=None)
+@given(operations)
+def test_kept_order_is_always_the_full_sort(steps: list[tuple[str, str, int]]) -> None:
+    root = Queue("root", None, leaf=False, managed=True)
+    parent = _child(root, "dept")
+    parent.is_leaf = False
+    for name in NAMES[:6]:
+        _child(parent, name)
+    cluster: dict[str, int] = {"vcore": 32}
+    version = 0
+    for action, name, amount in steps:
+        child = parent.children.get(name)
+        if action == "use" and child is not None:
+            used = child.allocated.get("vcore", 0)
+            delta = max(amount, -used)  # usage never goes below zero
+            if delta:
+                child.add_allocated({"vcore": delta})
+        elif action == "guarantee" and child is not None:
+            child.guaranteed = Resource({"vcore": amount})
+            child.share_moved()
+        elif action == "add" and child is None:
+            _child(parent, name)
+        elif action == "remove" and child is not None:
+            parent.remove_child(child)
+        elif action == "bump":
+            version += 1
+        elif action == "resize":
+            cluster = {"vcore": amount}  # a node change replaces the partition's capacity map
+        elif action == "decide":
+            list(parent.ordered_children(cluster, version))
+        expected = order_queues(parent.children.values(), cluster)
+        assert list(parent.ordered_children(cluster, version)) == expected
+
+
+def test_a_placement_moves_the_child_behind_its_siblings() -> None:
+    root = Queue("root", None, leaf=False, managed=True)
+    a, b, c = (_child(root, name) for name in ("a", "b", "c"))
+    cluster = {"vcore": 30}
+    assert list(root.ordered_children(cluster, 0)) == [a, b, c]
+    a.add_allocated({"vcore": 2})
+    assert list(root.ordered_children(cluster, 0)) == [b, c, a]
+    b.add_allocated({"vcore": 1})
+    assert list(root.ordered_children(cluster, 0)) == [c, b, a]
