@@ -5,20 +5,16 @@ a running pod's new size."""
 from __future__ import annotations
 
 from core.resources import Resource
-from tests.core.scheduling.world import World, res
+from tests.core.scheduling.world import World, queues_config, res
 
-LIMITS = """
-partitions:
-  - name: default
-    queues:
-      - name: root
-        submitacl: '*'
-        queues:
-          - name: team
-            resources: {max: {vcore: 8}}
-            limits:
-              - {limit: alice, users: [alice], maxresources: {vcore: 6}}
-"""
+LIMITS = queues_config(
+    """
+    - name: team
+      resources: {max: {vcore: 8}}
+      limits:
+        - {limit: alice, users: [alice], maxresources: {vcore: 6}}
+    """
+)
 
 
 def test_a_resized_own_pod_moves_every_count_and_the_room_it_frees_places_a_waiting_pod() -> None:
