@@ -36,6 +36,7 @@ class Operator(Protocol):
 @dataclass(frozen=True, slots=True)
 class Cluster:
     core: client.CoreV1Api
+    apps: client.AppsV1Api
     custom: client.CustomObjectsApi
     coordination: client.CoordinationV1Api
     herder_url: str
@@ -116,7 +117,7 @@ def kubeconfig_cluster() -> Iterator[Cluster]:
     operator = KubeconfigOperator(core, coordination, namespace)
     with _rest_url(namespace) as url:
         wait_until_ready(url)
-        yield Cluster(core, client.CustomObjectsApi(), coordination, url, namespace, operator)
+        yield Cluster(core, client.AppsV1Api(), client.CustomObjectsApi(), coordination, url, namespace, operator)
 
 
 @contextmanager

@@ -56,6 +56,7 @@ NEW_EVENTS = kmock.resource("events.k8s.io", "v1", "events")
 LEASES = kmock.resource("coordination.k8s.io", "v1", "leases")
 QUOTAS = kmock.resource("scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas")
 PRIORITY_CLASSES = kmock.resource("scheduling.k8s.io", "v1", "priorityclasses")
+DEPLOYMENTS = kmock.resource("apps", "v1", "deployments")
 
 _READ_WRITE = ["get", "list", "watch", "create", "patch", "update", "delete"]
 RESOURCES: dict[Any, kmock.ResourceInfo] = {
@@ -72,9 +73,11 @@ RESOURCES: dict[Any, kmock.ResourceInfo] = {
         kind="ElasticQuota", namespaced=True, verbs=_READ_WRITE, subresources=["status"], shortnames=["eq"]
     ),
     PRIORITY_CLASSES: kmock.ResourceInfo(kind="PriorityClass", namespaced=False, verbs=_READ_WRITE),
+    DEPLOYMENTS: kmock.ResourceInfo(kind="Deployment", namespaced=True, verbs=_READ_WRITE, subresources=["status"]),
 }
-# What a namespace deletion takes with it, pods first so quotas are no longer in use.
-NAMESPACED_ORDER = (PODS, QUOTAS, CONFIGMAPS, EVENTS, NEW_EVENTS, LEASES)
+# What a namespace deletion takes with it: workloads first (no pod is made again), then pods so
+# quotas are no longer in use.
+NAMESPACED_ORDER = (DEPLOYMENTS, PODS, QUOTAS, CONFIGMAPS, EVENTS, NEW_EVENTS, LEASES)
 
 _original_parse_path = parsing.parse_path
 

@@ -35,6 +35,7 @@ from tests.kube.emulator import (
 )
 from tests.kube.emulator_admission import WebhookRoute
 from tests.kube.emulator_api import PODS, QUOTAS
+from tests.kube.workload_controller import CONTROLLER_TOKEN, CONTROLLER_USER, DeploymentController
 
 ROOT = Path(__file__).resolve().parents[2]
 QUEUES = ROOT / "e2e" / "queues.yaml"
@@ -196,6 +197,7 @@ def install(server: EmulatorServer, nodes: int = 4) -> None:
 
     async def register() -> None:
         server.emulator.users[USER_TOKEN] = USER
+        server.emulator.users[CONTROLLER_TOKEN] = CONTROLLER_USER
         server.emulator.webhooks = [
             WebhookRoute("mutate-pod", PODS, "Pod", ("CREATE", "UPDATE"), mutating=True),
             WebhookRoute(
@@ -220,10 +222,12 @@ def running_herder(replicas: int = 2) -> Iterator[Cluster]:
 
         server.call(route_webhooks)
         operator.start_missing()
+        controller = DeploymentController(server.api_client(token=CONTROLLER_TOKEN)).start()
         api = server.api_client(token=USER_TOKEN)
         try:
             yield Cluster(
                 core=client.CoreV1Api(api),
+                apps=client.AppsV1Api(api),
                 custom=client.CustomObjectsApi(api),
                 coordination=client.CoordinationV1Api(api),
                 herder_url=rest.url,
@@ -231,6 +235,7 @@ def running_herder(replicas: int = 2) -> Iterator[Cluster]:
                 operator=operator,
             )
         finally:
+            controller.stop()
             operator.stop_all()
             webhooks.stop()
             rest.stop()
