@@ -104,8 +104,9 @@ def wake_rule_waiters(state: CoreState, placed: Ask) -> None:
     """A placed pod that an affinity or spread selector of a waiting pod matches may let that
     pod run (its group's first pod is in, or a domain's count rose): try the waiting again."""
     pod = placed.pod
+    ns_labels = state.partition.topology.namespace_labels(pod)
     for rules in state.rule_waiting.values():
-        if (rules.affinity and rules.matches_all_affinity(pod)) or any(
+        if (rules.affinity and rules.matches_all_affinity(pod, ns_labels)) or any(
             rules.namespace == pod.namespace and c.selector.matches(pod.labels) for c in rules.hard_spread
         ):
             state.bump()

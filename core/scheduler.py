@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -195,6 +195,13 @@ class Scheduler:
             state.emit(SchedulingEvent(when, NODE, node_id, "NodeRemoved"))
             self._capacity_changed(state, node.info.capacity, None)
             self._changed(state)
+
+    def set_namespace_labels(self, namespace: str, labels: Mapping[str, str]) -> None:
+        """A namespace's labels now, for the `namespaceSelector` of rules between pods: a change
+        may let a waiting pod in (or keep the next one out), so waiting pods are tried again."""
+        with self._locked() as state:
+            if state.partition.topology.set_namespace_labels(namespace, labels):
+                self._changed(state)
 
     @staticmethod
     def _capacity_changed(state: CoreState, old: Resource | None, new: Resource | None) -> None:

@@ -208,7 +208,7 @@ def node_affinity_problem(pod: Mapping[str, Any]) -> str | None:
 _NO_LABELS: Mapping[str, str] = MappingProxyType({})
 
 
-def _labels(obj: Mapping[str, Any] | None) -> Mapping[str, str]:
+def string_labels(obj: Mapping[str, Any] | None) -> Mapping[str, str]:
     """The object's labels as strings; one shared empty mapping for the many objects without."""
     raw = labels_of(obj)
     return {str(k): str(v) for k, v in raw.items()} if raw else _NO_LABELS
@@ -218,7 +218,7 @@ def pod_rules(pod: Mapping[str, Any], namespace: Mapping[str, Any] | None) -> Po
     """The pod's labels and its rules between pods; ConversionError names a malformed one."""
     spec = map_at(pod, "spec")
     ns = str(meta_of(pod).get("namespace", ""))
-    labels = _labels(pod)
+    labels = string_labels(pod)
     where = f"pod {object_name(pod)} spec.affinity"
     affinity, preferred_affinity = _affinity(spec, "podAffinity", ns, labels, where)
     anti, preferred_anti = _affinity(spec, "podAntiAffinity", ns, labels, where)
@@ -229,7 +229,7 @@ def pod_rules(pod: Mapping[str, Any], namespace: Mapping[str, Any] | None) -> Po
     return PodRules(
         namespace=ns,
         labels=labels,
-        namespace_labels=_labels(namespace),
+        namespace_labels=string_labels(namespace),
         affinity=affinity,
         anti_affinity=anti,
         spread=spread,
@@ -245,4 +245,4 @@ def pod_rules_or_problem(pod: Mapping[str, Any], namespace: Mapping[str, Any] | 
     try:
         return pod_rules(pod, namespace), node_affinity_problem(pod)
     except ConversionError as err:
-        return PodRules(str(meta_of(pod).get("namespace", "")), _labels(pod), _labels(namespace)), str(err)
+        return PodRules(str(meta_of(pod).get("namespace", "")), string_labels(pod), string_labels(namespace)), str(err)

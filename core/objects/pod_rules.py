@@ -80,8 +80,10 @@ class PodAffinityTerm:
             return False
         return self.selector.matches(labels)
 
-    def matches_pod(self, pod: PodRules) -> bool:
-        return self.matches(pod.namespace, pod.labels, pod.namespace_labels)
+    def matches_pod(self, pod: PodRules, namespace_labels: Mapping[str, str] | None = None) -> bool:
+        """Whether `pod` matches; `namespace_labels`: its namespace's labels now, if known."""
+        ns_labels = pod.namespace_labels if namespace_labels is None else namespace_labels
+        return self.matches(pod.namespace, pod.labels, ns_labels)
 
     def describe(self) -> str:
         return f"on {self.topology_key}"
@@ -154,9 +156,9 @@ class PodRules:
             or (self.spread and any(not c.hard for c in self.spread))
         )
 
-    def matches_all_affinity(self, pod: PodRules) -> bool:
+    def matches_all_affinity(self, pod: PodRules, namespace_labels: Mapping[str, str] | None = None) -> bool:
         """Whether `pod` matches every required affinity term of this pod."""
-        return all(term.matches_pod(pod) for term in self.affinity)
+        return all(term.matches_pod(pod, namespace_labels) for term in self.affinity)
 
 
 NO_RULES = PodRules()

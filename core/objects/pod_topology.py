@@ -13,6 +13,10 @@ node), so an incoming pod, with or without rules of its own, is kept out of the 
 a placed pod's anti-affinity would match it (the symmetric rule). Host ports in use are kept
 per node.
 
+A `namespaceSelector` matches a namespace's labels as they are now: they are told apart from the
+pods (`set_namespace_labels`), and a change drops the counters whose terms select namespaces, to
+be filled again on next use.
+
 `PodTopology.filters` turns a pod's rules into one boolean mask over the node index's columns
 per rule, each with the reason a person reads when it leaves no node. A pod with no rules,
 matched by no placed pod's anti-affinity, gets no mask and keeps the node index's fast path.
@@ -88,8 +92,12 @@ class _Indexed:
         return bool(self._by_label or self._open)
 
 
-def _matches(selector: Selector, pod: PodRules) -> bool:
-    return all(term.matches_pod(pod) for term in selector)
+def _matches(selector: Selector, pod: PodRules, namespace_labels: Mapping[str, str]) -> bool:
+    return all(term.matches_pod(pod, namespace_labels) for term in selector)
+
+
+def _selects_namespaces(selector: Selector) -> bool:
+    return any(term.namespace_selector is not None for term in selector)
 
 
 def _bump(counts: dict[str, int], node_id: str, sign: int) -> None:
@@ -111,6 +119,23 @@ class PodTopology:
         self._held: dict[PodAffinityTerm, dict[str, int]] = {}  # placed pods' anti-affinity terms
         self._held_index = _Indexed()
         self._ports: dict[str, list[HostPort]] = {}
+        self._namespace_labels: dict[str, Mapping[str, str]] = {}
+
+    # -- namespaces ----------------------------------------------------------------------
+    def set_namespace_labels(self, namespace: str, labels: Mapping[str, str]) -> bool:
+        """The namespace's labels now; True when that changes what a namespaceSelector matches."""
+        labels = dict(labels)
+        if self._namespace_labels.get(namespace) == labels:
+            return False
+        self._namespace_labels[namespace] = labels
+        for selector in [selector for selector in self._counters if _selects_namespaces(selector)]:
+            del self._counters[selector]
+            self._counter_index.discard(selector)
+        return True
+
+    def namespace_labels(self, pod: PodRules) -> Mapping[str, str]:
+        """The labels of the pod's namespace: as last told, else as read with the pod."""
+        return self._namespace_labels.get(pod.namespace, pod.namespace_labels)
 
     # -- placed pods ---------------------------------------------------------------------
     def add(self, key: str, node_id: str, pod: PodRules) -> None:
@@ -139,8 +164,9 @@ class PodTopology:
 
     def _change(self, node_id: str, pod: PodRules, sign: int) -> None:
         if self._counters:
+            ns_labels = self.namespace_labels(pod)
             for selector in self._counter_index.candidates(pod.labels):
-                if _matches(selector, pod):
+                if _matches(selector, pod, ns_labels):
                     _bump(self._counters[selector], node_id, sign)
         for term in pod.anti_affinity:
             counts = self._held.setdefault(term, {})
@@ -170,7 +196,7 @@ class PodTopology:
                 self._counter_index = _Indexed()
             counts = {}
             for node_id, pod in self._candidates(selector):
-                if _matches(selector, pod):
+                if _matches(selector, pod, self.namespace_labels(pod)):
                     counts[node_id] = counts.get(node_id, 0) + 1
             self._counters[selector] = counts
             self._counter_index.add(selector)
@@ -228,8 +254,9 @@ class PodTopology:
         self, pod: PodRules, index: NodeIndex, nodes: Mapping[str, Node]
     ) -> Iterable[tuple[str, Mask]]:
         forbidden: dict[str, set[str]] = {}
+        ns_labels = self.namespace_labels(pod)
         for (term,) in self._held_index.candidates(pod.labels):
-            if term.matches_pod(pod):
+            if term.matches_pod(pod, ns_labels):
                 values = self._domains(self._held[term], term.topology_key, nodes)
                 forbidden.setdefault(term.topology_key, set()).update(values)
         for key, values in sorted(forbidden.items()):
@@ -241,7 +268,7 @@ class PodTopology:
         keys = sorted({term.topology_key for term in pod.affinity})
         per_key = {key: self._domains(counts, key, nodes) for key in keys}
         has_keys = index.has_labels(tuple(keys))
-        if not any(per_key.values()) and pod.matches_all_affinity(pod):
+        if not any(per_key.values()) and pod.matches_all_affinity(pod, self.namespace_labels(pod)):
             # The first pod of a group affine to itself may go wherever the keys exist.
             yield f"pod affinity (missing label {', '.join(keys)})", has_keys
             return

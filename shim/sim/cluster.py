@@ -38,6 +38,7 @@ from core.resources import Resource, format_resource
 from core.scheduler import Scheduler
 from shim.convert import LABEL_IS_PARENT, is_herder_pod, node_to_info, pod_to_allocation, pod_to_ask, quota_to_spec
 from shim.convert_pod import ConversionError, labels_of, map_at, pod_constraints, pod_resource, with_priority_class
+from shim.convert_rules import string_labels
 from shim.placeholders import placeholder_manifest
 from shim.sim.manifests import labels_match, namespace_manifest, rfc3339
 from shim.sim.scenario import DEFAULT_NAMESPACE
@@ -217,6 +218,7 @@ class SimCluster:
     def apply_namespace(self, manifest: Mapping[str, Any], now: float) -> None:
         name = str(manifest["metadata"]["name"])
         self.namespaces[name] = dict(manifest)
+        self.scheduler.set_namespace_labels(name, string_labels(manifest))
         for pod in self._pending_in(name):
             self.scheduler.add_ask(pod_to_ask(pod.manifest, self.namespaces[name], self._scheduler_name), now)
         self.changes += 1

@@ -195,6 +195,30 @@ def test_existing_anti_affinity_with_a_namespace_selector_reads_the_incoming_pod
     assert cluster.fits(labels={"app": "x"}, ns="other") == {"a"}
 
 
+def test_a_namespace_selector_sees_a_namespaces_labels_as_they_are_now() -> None:
+    cluster = Cluster(team={"tier": "bronze"})
+    cluster.node("a", region="r1")
+    cluster.node("b", region="r2")
+    cluster.running("db", "a", labels={"app": "db"}, ns="team")
+    near_gold_db = affinity(term(REGION, expr("app", "In", "db"), namespaceSelector=selector(tier="gold")))
+    away_from_gold_db = affinity(anti=(term(REGION, expr("app", "In", "db"), namespaceSelector=selector(tier="gold")),))
+    assert cluster.fits(affinity=near_gold_db) == set()
+    assert cluster.fits(affinity=away_from_gold_db) == {"a", "b"}
+    cluster.world.sched.set_namespace_labels("team", {"tier": "gold"})  # the db's namespace is relabelled
+    assert cluster.fits(affinity=near_gold_db) == {"a"}
+    assert cluster.fits(affinity=away_from_gold_db) == {"b"}
+
+
+def test_a_running_pods_anti_affinity_sees_the_incoming_namespaces_labels_as_they_are_now() -> None:
+    cluster = Cluster(team={})
+    cluster.node("a", zone="z1")
+    rule = term(ZONE, expr("app", "Exists"), namespaceSelector=selector(tier="gold"))
+    cluster.running("guard", "a", ns="default", affinity=affinity(anti=(rule,)))
+    assert cluster.fits(labels={"app": "x"}, ns="team") == {"a"}
+    cluster.world.sched.set_namespace_labels("team", {"tier": "gold"})
+    assert cluster.fits(labels={"app": "x"}, ns="team") == set()
+
+
 def test_match_label_keys_and_mismatch_label_keys_use_the_pods_own_values() -> None:
     cluster = Cluster()
     cluster.node("a", zone="z1")

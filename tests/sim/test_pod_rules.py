@@ -88,3 +88,36 @@ def test_the_placement_rules_example_runs_as_its_comments_say() -> None:
         node_name = pods[f"ml/train-{i}"]["node"]
         per_node[node_name] = per_node.get(node_name, 0) + 1
     assert sorted(per_node.values()) == [2, 2, 2]
+
+
+def _affine_to_db_in_prod_namespaces() -> dict[str, Any]:
+    return {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "topologyKey": HOSTNAME,
+                    "labelSelector": {"matchLabels": {"app": "db"}},
+                    "namespaceSelector": {"matchLabels": {"env": "prod"}},
+                }
+            ]
+        }
+    }
+
+
+def test_a_namespace_selector_follows_the_namespaces_labels_as_they_change() -> None:
+    db = pod("db", namespace="data", cpu="1", labels={"app": "db"}, nodeSelector={HOSTNAME: "b"})
+    cache = pod("cache", namespace="web", cpu="1", affinity=_affine_to_db_in_prod_namespaces())
+    relabel = {"at": 10, "action": "apply", "object": {"metadata": {"name": "data", "labels": {"env": "prod"}}}}
+    report = simulate(
+        {
+            "nodes": [node("a", cpu="8"), node("b", cpu="8")],
+            "namespaces": [{"metadata": {"name": "data", "labels": {"env": "dev"}}}, {"metadata": {"name": "web"}}],
+            "workload": [db, cache],
+            "events": [relabel],
+            "until": 20,
+        }
+    )
+    pods = report["pods"]
+    assert pods["data/db"]["node"] == "b"
+    # `data` is not env=prod until t=10: the db there does not count before, and does after.
+    assert (pods["web/cache"]["node"], pods["web/cache"]["bound"]) == ("b", 10)

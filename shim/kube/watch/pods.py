@@ -39,6 +39,7 @@ from shim.convert import (
     pod_to_ask,
 )
 from shim.convert_pod import ConversionError, pod_resource
+from shim.convert_rules import string_labels
 from shim.kube.watch.cache import KubeCache
 
 log = logging.getLogger("herder.pods")
@@ -226,6 +227,7 @@ class PodSync:
         with self._lock:
             before = self._cache.namespace(name)
             self._cache.put_namespace(namespace)
+            self._scheduler.set_namespace_labels(name, string_labels(namespace))
             changed = before is None or (namespace_tags(before), namespace_problems(before)) != (
                 namespace_tags(namespace),
                 namespace_problems(namespace),
