@@ -26,7 +26,7 @@ from dataclasses import replace
 from core.elastic.manager import NodeSlot, RunningPod
 from core.elastic.spec import DEFAULT_QUOTA, SYSTEM_QUOTA
 from core.events import REQUEST, SchedulingEvent
-from core.fit import fit_reason, pod_rule_masks, select_node, wake_rule_waiters
+from core.fit import fit_reason, pod_rule_masks, rules_refusal, select_node, wake_rule_waiters
 from core.gang import tidy as gang_steps
 from core.gang.gang import step_for
 from core.objects.application import Application
@@ -236,6 +236,7 @@ def _held_node(state: CoreState, ask: Ask, may_place: bool) -> tuple[str | None,
         and node.usable
         and static_mismatch(node, ask.constraints) is None
         and ask.resource.fits_in(node.available())
+        and rules_refusal(state, ask, node.node_id) is None
     ):
         return node.node_id, None
     return None, None

@@ -10,6 +10,8 @@ spread is woken when a pod its selectors match is placed.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 import numpy.typing as npt
 
@@ -75,6 +77,20 @@ def pod_rule_masks(state: CoreState, ask: Ask) -> list[tuple[str, Mask]] | None:
     partition = state.partition
     rules = topology.filters(ask.pod, ask.constraints, partition.node_index, partition.nodes)
     return rules or None
+
+
+def rules_refusal(state: CoreState, ask: Ask, node_id: str, without: Iterable[str] = ()) -> str | None:
+    """The first rule between pods that refuses the ask on this node (None: none does), as if
+    the placed pods `without` were gone (the victims a preemption plan would evict)."""
+    partition = state.partition
+    with partition.topology.without(without):
+        rules = pod_rule_masks(state, ask)
+        if not rules:
+            return None
+        pos = partition.node_index.position(node_id)
+        if pos is None:
+            return f"node {node_id} is not in the node index"
+        return next((why for why, mask in rules if not mask[pos]), None)
 
 
 def node_verdicts(state: CoreState, ask: Ask) -> dict[str, str | None]:

@@ -25,6 +25,7 @@ matched by no placed pod's anti-affinity, gets no mask and keeps the node index'
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import replace
 
 import numpy as np
@@ -185,6 +186,47 @@ class PodTopology:
                     ports.remove(port)
             if not ports:
                 del self._ports[node_id]
+
+    @contextmanager
+    def without(self, keys: Iterable[str]) -> Iterator[None]:
+        """The topology as if these placed pods were gone (a preemption plan's victims), then
+        as before."""
+        gone = [(key, self._pods[key]) for key in keys if key in self._pods]
+        for key, _ in gone:
+            self.remove(key)
+        try:
+            yield
+        finally:
+            for key, (node_id, pod) in gone:
+                self.add(key, node_id, pod)
+
+    def placed(self, key: str) -> PodRules | None:
+        entry = self._pods.get(key)
+        return entry[1] if entry is not None else None
+
+    def may_lift(self, pod: PodRules, key: str) -> bool:
+        """Whether the placed pod `key` going could lift a refusal of `pod`: `pod`'s anti-affinity
+        or spread counts it, its anti-affinity matches `pod`, or it holds a port `pod` wants."""
+        placed = self._pods.get(key)
+        if placed is None:
+            return False
+        other = placed[1]
+        other_ns = self.namespace_labels(other)
+        if any(term.matches_pod(other, other_ns) for term in pod.anti_affinity):
+            return True
+        own_ns = self.namespace_labels(pod)
+        if any(term.matches_pod(pod, own_ns) for term in other.anti_affinity):
+            return True
+        if any(other.namespace == pod.namespace and c.selector.matches(other.labels) for c in pod.hard_spread):
+            return True
+        return any(want.conflicts(used) for want in pod.host_ports for used in other.host_ports)
+
+    def may_break(self, pod: PodRules, key: str) -> bool:
+        """Whether the placed pod `key` going could take away what `pod`'s affinity needs."""
+        placed = self._pods.get(key)
+        return bool(pod.affinity) and placed is not None and pod.matches_all_affinity(
+            placed[1], self.namespace_labels(placed[1])
+        )
 
     def counts(self, selector: Selector) -> dict[str, int]:
         """Matching placed pods per node (filled on first use, then kept up to date)."""

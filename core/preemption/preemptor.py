@@ -16,14 +16,17 @@ elastic-quota recycler's (`cycle.request_eviction`), with the preemptor and the 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from typing import Literal
 
 from core.cycle import admissible, explain_wait, request_eviction
 from core.events import REQUEST, SchedulingEvent
+from core.fit import pod_rule_masks, rules_refusal
 from core.objects import queue_priority
 from core.objects.application import Application
 from core.objects.ask import Ask
 from core.objects.node_index import static_mismatch
+from core.objects.pod_topology import Mask
 from core.objects.queue import Queue
 from core.preemption import queues
 from core.preemption.holds import add_held, held_by_queue, leaving_by_queue
@@ -114,6 +117,7 @@ def _search(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
                 leaves[path] = (queue, shared, queue_priority.seen_from(ask.priority, leaf, shared))
         return leaves[path]
 
+    rules = pod_rule_masks(state, ask)
     plans: list[NodePlan | None] = []
     for node in partition.nodes.values():
         if not node.usable or static_mismatch(node, ask.constraints) is not None:
@@ -133,9 +137,35 @@ def _search(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
             priority = queue_priority.seen_from(alloc.priority, queue, shared)
             if priority <= preemptor_priority:
                 candidates.append(Candidate(alloc, queue, priority))
-        if candidates:
-            plans.append(plan_node(node.node_id, free, ask.resource, candidates, queues.Surplus(leaf, leaving)))
+        if not candidates:
+            continue
+        rules_ok = None
+        if rules is not None:
+            found_rules = _rules_check(state, ask, node.node_id, rules, candidates)
+            if found_rules is False:
+                continue
+            rules_ok = found_rules
+        plans.append(plan_node(node.node_id, free, ask.resource, candidates, queues.Surplus(leaf, leaving), rules_ok))
     return best_plan(plans)
+
+
+def _rules_check(
+    state: CoreState, ask: Ask, node_id: str, rules: list[tuple[str, Mask]], candidates: list[Candidate]
+) -> Callable[[Sequence[Candidate]], bool] | Literal[False] | None:
+    """How a plan on this node must weigh the ask's rules between pods: False when they refuse
+    the node and no candidate's going could change that; None when no candidate's going
+    changes them (they allow the node); else the check to run with the chosen victims gone."""
+    topology = state.partition.topology
+    pos = state.partition.node_index.position(node_id)
+    allowed = pos is not None and all(mask[pos] for _, mask in rules)
+    related = (topology.may_break if allowed else topology.may_lift)
+    if not any(related(ask.pod, c.allocation.key) for c in candidates):
+        return None if allowed else False
+
+    def rules_ok(victims: Sequence[Candidate]) -> bool:
+        return rules_refusal(state, ask, node_id, (v.allocation.key for v in victims)) is None
+
+    return rules_ok
 
 
 def _start(state: CoreState, leaf: Queue, ask: Ask, plan: NodePlan, now: float) -> int:

@@ -7,11 +7,16 @@ lower priority first (priorities adjusted by the queues' `priority.offset`, see
 its guarantee (see `queues.Surplus`). Once the room is enough, victims the cut does not need
 are given back, most important first, so the set is minimal; among nodes the one needing the
 fewest victims wins (then the fewest opted-out ones, the lowest top priority, the node name).
+
+For a pod with rules between pods, "makes room" also means its rules allow the node once the
+victims are gone (`rules_ok`), as kube-scheduler's preemption runs its filters with the victims
+removed: evicting the pods an anti-affinity or a spread counts may be what lets it in, and a
+victim its required affinity needs is given back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from core.objects.ask import Allocation
@@ -57,13 +62,19 @@ def plan_node(
     request: Resource,
     candidates: Iterable[Candidate],
     surplus: Surplus,
+    rules_ok: Callable[[Sequence[Candidate]], bool] | None = None,
 ) -> NodePlan | None:
-    """The fewest `candidates` whose going makes `request` fit in `free`, or None (`surplus`
-    is fresh for this node: what each queue may still lose)."""
+    """The fewest `candidates` whose going makes `request` fit in `free` (and, with `rules_ok`,
+    lets the pod's rules between pods allow the node), or None (`surplus` is fresh for this
+    node: what each queue may still lose)."""
+
+    def enough(room: Resource, victims: Sequence[Candidate]) -> bool:
+        return request.fits_in(room) and (rules_ok is None or rules_ok(victims))
+
     chosen: list[Candidate] = []
     room = free
     for candidate in sorted(candidates, key=victim_order):
-        if request.fits_in(room):
+        if enough(room, chosen):
             break
         resource = candidate.allocation.resource
         if not surplus.allows(candidate.queue, resource):
@@ -71,12 +82,12 @@ def plan_node(
         surplus.take(candidate.queue, resource)
         chosen.append(candidate)
         room = room + resource
-    if not chosen or not request.fits_in(room):
+    if not chosen or not enough(room, chosen):
         return None
     for candidate in reversed(list(chosen)):
         resource = candidate.allocation.resource
         smaller = room - resource
-        if request.fits_in(smaller):
+        if enough(smaller, [c for c in chosen if c is not candidate]):
             chosen.remove(candidate)
             room = smaller
             surplus.take(candidate.queue, resource, -1)

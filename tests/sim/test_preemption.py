@@ -157,3 +157,57 @@ def test_a_priority_queue_preempts_pods_of_a_higher_pod_priority() -> None:
     assert [pods[f"default/urgent-{i}"]["bound"] for i in range(2)] == [40, 40]
     pods = run("0")["pods"]  # priority 0 may not preempt priority 100: they wait for the batch pods
     assert [pods[f"default/urgent-{i}"]["bound"] for i in range(2)] == [1000, 1000]
+
+
+HOSTNAME = "kubernetes.io/hostname"
+
+
+def _away_from(**labels: str) -> dict[str, Any]:
+    term = {"topologyKey": HOSTNAME, "labelSelector": {"matchLabels": labels}}
+    return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+
+
+def _guaranteed_a_and_open_b() -> dict[str, Any]:
+    return _queues({"name": "a", "resources": {"guaranteed": {"vcore": 2}}}, {"name": "b"})
+
+
+def test_preemption_plans_only_on_nodes_the_preemptors_rules_allow() -> None:
+    # Both nodes are full; evicting one pod of queue b makes room on either. n1 sorts first, but a
+    # pod there (not a victim: another scheduler's) repels the preemptor, so n2 gives the room.
+    guard = pod("guard", scheduler="default-scheduler", labels={"role": "guard"}, nodeSelector={HOSTNAME: "n1"})
+    batch = pod("batch", at=1, count=7, duration=1000, labels=_in("root.b", "batch"))
+    preemptor = pod("urgent", at=10, labels=_in("root.a", "urgent"), affinity=_away_from(role="guard"))
+    report = simulate(
+        {
+            "config": _guaranteed_a_and_open_b(),
+            "nodes": [node("n1", cpu="4"), node("n2", cpu="4")],
+            "workload": [guard, batch, preemptor],
+            "until": 100,
+        }
+    )
+    pods = report["pods"]
+    assert pods["default/urgent"]["node"] == "n2"
+    evicted = [p for p in pods.values() if p["state"] == "Evicted"]
+    assert [p["node"] for p in evicted] == ["n2"]
+
+
+def test_preemption_evicts_the_pod_whose_presence_the_preemptors_anti_affinity_refuses() -> None:
+    # Room is not what is missing: every node runs a pod of app=batch, which the preemptor must
+    # not share a node with. Evicting the one batch pod on n1 lets it in; n2 would need two.
+    labels = {**_in("root.b", "batch"), "app": "batch"}
+    on_n1 = pod("batch-n1", count=1, duration=1000, labels=labels, nodeSelector={HOSTNAME: "n1"})
+    on_n2 = pod("batch-n2", count=2, duration=1000, labels=labels, nodeSelector={HOSTNAME: "n2"})
+    preemptor = pod("urgent", at=10, labels=_in("root.a", "urgent"), affinity=_away_from(app="batch"))
+    report = simulate(
+        {
+            "config": _guaranteed_a_and_open_b(),
+            "nodes": [node("n1", cpu="4"), node("n2", cpu="4")],
+            "workload": [on_n1, on_n2, preemptor],
+            "until": 100,
+        }
+    )
+    pods = report["pods"]
+    assert pods["default/urgent"]["node"] == "n1"
+    assert pods["default/urgent"]["bound"] == 40  # after root's preemption.delay of 30 s
+    assert [name for name, p in pods.items() if p["state"] == "Evicted"] == ["default/batch-n1"]
+    assert all(pods[f"default/batch-n2-{i}"]["state"] == "Running" for i in range(2))
