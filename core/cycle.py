@@ -26,7 +26,7 @@ from dataclasses import replace
 from core.elastic.manager import NodeSlot, RunningPod
 from core.elastic.spec import DEFAULT_QUOTA, SYSTEM_QUOTA
 from core.events import REQUEST, SchedulingEvent
-from core.fit import fit_reason, pod_rule_masks, rules_refusal, select_node, wake_rule_waiters
+from core.fit import fit_reason, pod_rule_masks, rules_refusal, select_node, volume_plan, wake_rule_waiters
 from core.gang import tidy as gang_steps
 from core.gang.gang import step_for
 from core.objects.application import Application
@@ -252,6 +252,10 @@ def _commit(
     allocation = Allocation.for_ask(ask, node_id, placed_at, queue_path=leaf.path)
     if replaces:
         allocation = replace(allocation, replaces=replaces)
+    if ask.claims:
+        plan = volume_plan(state, ask, node_id)
+        if plan:
+            allocation = replace(allocation, volume_plan=plan)
     node = partition.nodes[node_id]
     partition.put_on_node(node, allocation)
     state.record_on_node(allocation, True, now)

@@ -16,9 +16,11 @@ import numpy as np
 import numpy.typing as npt
 
 from core.objects.ask import Ask
+from core.objects.node import Node
 from core.objects.node_index import TieBreak, static_mismatch
 from core.objects.pod_scores import preference_scores
 from core.objects.pod_topology import Mask
+from core.objects.volumes import NodeView, VolumePlan
 from core.state import CoreState
 
 
@@ -72,11 +74,47 @@ def pod_rule_masks(state: CoreState, ask: Ask) -> list[tuple[str, Mask]] | None:
     """The masks of the rules between pods that restrict this ask, None when none does (the
     fast path: a pod with no such rules that no placed pod's anti-affinity matches)."""
     topology = state.partition.topology
-    if not (ask.pod.has_filters() or topology.blocks_anyone()):
+    if not (ask.pod.has_filters() or topology.blocks_anyone() or ask.claims):
         return None
     partition = state.partition
     rules = topology.filters(ask.pod, ask.constraints, partition.node_index, partition.nodes)
+    if ask.claims:
+        rules.extend(volume_masks(state, ask))
     return rules or None
+
+
+def node_view(node: Node) -> NodeView:
+    return NodeView(node.node_id, node.info.labels)
+
+
+def volume_masks(state: CoreState, ask: Ask) -> list[tuple[str, Mask]]:
+    """One mask per reason the pod's claims refuse nodes (VolumeBinding, VolumeZone,
+    VolumeRestrictions); a claim that refuses every node (missing, unbound Immediate, a
+    ReadWriteOncePod claim in use) gives one mask of no node."""
+    partition = state.partition
+    index, catalog = partition.node_index, partition.volumes
+    size = index.size
+    for claim in ask.claims:
+        reason = catalog.claim_refusal(claim, ask.key)
+        if reason is not None:
+            return [(reason, np.zeros(size, dtype=np.bool_))]
+    masks: dict[str, Mask] = {}
+    for pos in range(size):
+        node = partition.nodes[index.name(pos)]
+        reason, _ = catalog.plan(ask.claims, node_view(node))
+        if reason is not None:
+            mask = masks.get(reason)
+            if mask is None:
+                mask = masks[reason] = np.ones(size, dtype=np.bool_)
+            mask[pos] = False
+    return sorted(masks.items())
+
+
+def volume_plan(state: CoreState, ask: Ask, node_id: str) -> VolumePlan | None:
+    """What placing the ask on the node writes to its claims; None when they refuse the node."""
+    partition = state.partition
+    reason, plan = partition.volumes.plan(ask.claims, node_view(partition.nodes[node_id]))
+    return plan if reason is None else None
 
 
 def rules_refusal(state: CoreState, ask: Ask, node_id: str, without: Iterable[str] = ()) -> str | None:

@@ -41,6 +41,7 @@ from core.metrics import SchedulerMetrics
 from core.objects.ask import Allocation, Ask
 from core.objects.node import Node
 from core.objects.node_info import NodeInfo
+from core.objects.volumes import PersistentVolume, PersistentVolumeClaim, StorageClass, VolumeCatalog
 from core.preemption.holds import drop_holds_on
 from core.preemption.preemptor import preempt
 from core.resize import resize
@@ -201,6 +202,31 @@ class Scheduler:
         may let a waiting pod in (or keep the next one out), so waiting pods are tried again."""
         with self._locked() as state:
             if state.partition.topology.set_namespace_labels(namespace, labels):
+                self._changed(state)
+
+    # -- storage (kube-scheduler's volume filters, core/objects/volumes.py) -------------------
+    def update_storage_class(self, storage_class: StorageClass) -> None:
+        self._storage_changed(lambda catalog: catalog.put_class(storage_class))
+
+    def remove_storage_class(self, name: str) -> None:
+        self._storage_changed(lambda catalog: catalog.remove_class(name))
+
+    def update_volume(self, volume: PersistentVolume) -> None:
+        self._storage_changed(lambda catalog: catalog.put_volume(volume))
+
+    def remove_volume(self, name: str) -> None:
+        self._storage_changed(lambda catalog: catalog.remove_volume(name))
+
+    def update_claim(self, claim: PersistentVolumeClaim) -> None:
+        self._storage_changed(lambda catalog: catalog.put_claim(claim))
+
+    def remove_claim(self, key: str) -> None:
+        self._storage_changed(lambda catalog: catalog.remove_claim(key))
+
+    def _storage_changed(self, change: Callable[[VolumeCatalog], bool]) -> None:
+        """A storage object came, changed or went: pods waiting on a claim are tried again."""
+        with self._locked() as state:
+            if change(state.partition.volumes):
                 self._changed(state)
 
     @staticmethod

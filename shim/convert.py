@@ -44,6 +44,7 @@ from shim.convert_pod import (
     pod_resource,
 )
 from shim.convert_rules import pod_rules_or_problem
+from shim.convert_volumes import pod_claims
 from shim.resource_text import ResourceTextError, resource_list_text
 
 YK_PREFIX = "yunikorn.apache.org/"
@@ -296,6 +297,7 @@ def pod_to_ask(pod: Mapping[str, Any], namespace: Mapping[str, Any] | None, sche
         task_group=gang.task_group,
         gang=gang.spec,
         placeholder=gang.placeholder,
+        claims=pod_claims(pod),
     )
 
 
@@ -335,6 +337,7 @@ def pod_to_allocation(
         name=name,
         foreign=FOREIGN_STATIC if static else FOREIGN_DEFAULT,
         pod=pod_rules_or_problem(pod, namespace)[0],
+        foreign_claims=pod_claims(pod),
     )
 
 

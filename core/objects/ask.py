@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from core.gang.spec import GangSpec
 from core.objects.constraints import NO_CONSTRAINTS, NodeConstraints
 from core.objects.pod_rules import NO_RULES, PodRules
+from core.objects.volumes import NO_PLAN, VolumePlan
 from core.resources import Resource
 
 DEFAULT_USER = "nobody"
@@ -62,6 +63,7 @@ class Ask:
     task_group: str = ""
     gang: GangSpec | None = None
     placeholder: bool = False
+    claims: tuple[str, ...] = ()  # its PersistentVolumeClaims, "<namespace>/<name>"
 
     @property
     def display_name(self) -> str:
@@ -77,7 +79,8 @@ class Allocation:
     node only. `queue_path` is set by the core when it places or recovers an allocation.
     `allocation_time` and `request_time` are Unix time (the pod's start and creation).
     `replaces` names the gang placeholder this pod takes the place of: the shim deletes that
-    placeholder, then binds this pod to the same node.
+    placeholder, then binds this pod to the same node. `volume_plan` is what the shim writes
+    to the pod's claims before it binds the pod (core/objects/volumes.py).
     """
 
     key: str
@@ -92,13 +95,19 @@ class Allocation:
     ask: Ask | None = None
     queue_path: str = ""
     pod: PodRules | None = None  # a foreign pod's labels and rules (Herder's are its ask's)
+    replaces: str = ""
+    volume_plan: VolumePlan = NO_PLAN
+    foreign_claims: tuple[str, ...] = ()  # a foreign pod's claims (Herder's are its ask's)
 
     @property
     def rules(self) -> PodRules:
         if self.ask is not None:
             return self.ask.pod
         return self.pod or NO_RULES
-    replaces: str = ""
+
+    @property
+    def claims(self) -> tuple[str, ...]:
+        return self.ask.claims if self.ask is not None else self.foreign_claims
 
     @property
     def placeholder(self) -> bool:

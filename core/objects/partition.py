@@ -22,6 +22,7 @@ from core.objects.node import Node
 from core.objects.node_index import NodeIndex
 from core.objects.pod_topology import PodTopology
 from core.objects.queue import Queue
+from core.objects.volumes import VolumeCatalog
 from core.placement import PlacementManager, PlacementRequest, PlacementResult
 from core.resources import Resource
 
@@ -50,6 +51,7 @@ class Partition:
         self.nodes: dict[str, Node] = {}
         self.node_index = NodeIndex(config.node_sort_policy.type, config.node_sort_policy.resource_weights)
         self.topology = PodTopology()
+        self.volumes = VolumeCatalog()
         self.cluster_capacity: dict[str, int] = {}
         self._capacity_nodes: dict[str, int] = {}  # per resource, how many nodes name it
         self.applications: dict[str, Application] = {}
@@ -270,11 +272,17 @@ class Partition:
         node.add(allocation)
         self.node_index.refresh(node)
         self.topology.add(allocation.key, node.node_id, allocation.rules)
+        if allocation.claims:
+            self.volumes.placed(
+                allocation.key, allocation.display_name, node.node_id, allocation.claims, allocation.volume_plan
+            )
 
     def take_off_node(self, node: Node, key: str) -> None:
-        node.remove(key)
+        allocation = node.remove(key)
         self.node_index.refresh(node)
         self.topology.remove(key)
+        if allocation is not None and allocation.claims:
+            self.volumes.released(key, allocation.claims)
 
     def node_capacity_changed(self, old: Mapping[str, int] | None, new: Mapping[str, int] | None) -> None:
         """A node came (`old` None), went (`new` None) or changed size: the cluster's size follows

@@ -42,6 +42,7 @@ from shim.convert_rules import string_labels
 from shim.placeholders import placeholder_manifest
 from shim.sim.manifests import labels_match, namespace_manifest, rfc3339
 from shim.sim.scenario import DEFAULT_NAMESPACE
+from shim.sim.storage import STORAGE_KINDS, SimStorage
 
 PENDING = "Pending"
 RUNNING = "Running"
@@ -123,6 +124,7 @@ class SimCluster:
         self.namespaces: dict[str, dict[str, Any]] = {}
         self.quotas: dict[str, dict[str, Any]] = {}
         self.priority_classes: dict[str, Mapping[str, Any]] = {}
+        self.storage = SimStorage(scheduler, self.note)
         self.pods: dict[str, SimPod] = {}  # "<ns>/<name>" -> the newest pod of that name
         self.by_key: dict[str, SimPod] = {}
         self.waiting_foreign: list[SimPod] = []
@@ -223,6 +225,28 @@ class SimCluster:
             self.scheduler.add_ask(pod_to_ask(pod.manifest, self.namespaces[name], self._scheduler_name), now)
         self.changes += 1
 
+    def apply_object(self, manifest: Mapping[str, Any], now: float) -> None:
+        """One of `objects:` (or an `apply` event's object): storage, a PriorityClass, or a kind
+        the simulator does not use (noted, not an error: it is valid Kubernetes)."""
+        kind = str(manifest.get("kind"))
+        name = str((manifest.get("metadata") or {}).get("name") or "")
+        if kind in STORAGE_KINDS:
+            self.storage.apply(manifest, now)
+        elif kind == "PriorityClass":
+            self.priority_classes[name] = manifest
+        else:
+            self.note(now, f"{kind} {name}", "ObjectIgnored", f"Herder's simulator does not use {kind} objects")
+            return
+        self.changes += 1
+
+    def delete_object(self, kind: str, namespace: str | None, name: str, now: float) -> bool:
+        if kind == "PriorityClass":
+            found = self.priority_classes.pop(name, None) is not None
+        else:
+            found = self.storage.delete(kind, namespace, name, now)
+        self.changes += found
+        return found
+
     def _pending_in(self, namespace: str) -> list[SimPod]:
         return [p for p in self.by_key.values() if p.namespace == namespace and p.state == PENDING]
 
@@ -300,6 +324,7 @@ class SimCluster:
         if class_name:
             manifest = with_priority_class(manifest, self.priority_classes.get(str(class_name)))
         herder = is_herder_pod(manifest, self._scheduler_name)
+        self.storage.pod_created(manifest, now)
         pod = SimPod(key, namespace, name, manifest, herder, now, duration, PENDING if herder else FOREIGN)
         ns = self.namespace(namespace)
         ask = pod_to_ask(manifest, ns, self._scheduler_name) if herder else None
@@ -486,6 +511,8 @@ class SimCluster:
                 f"node {node} has {format_resource(self._room(node))} free, the pod needs"
                 f" {format_resource(allocation.resource)} (the kubelet would reject it)"
             )
+        elif allocation.volume_plan:
+            problem = self.storage.carry_out(allocation.volume_plan, self.nodes[node], now)
         if problem is not None:
             self.note(now, allocation.display_name, "BindRefused", problem)
             self.scheduler.release_allocation(allocation.key, now)

@@ -37,6 +37,7 @@ from shim.sim.manifests import labels_match, node_manifest, pod_manifest
 from shim.sim.resize import resize_pod
 from shim.sim.scenario import (
     DEFAULT_NAMESPACE,
+    OBJECT_KINDS,
     Scenario,
     ScenarioEvent,
     WorkloadEntry,
@@ -89,6 +90,8 @@ class Simulation:
             cluster.apply_quota(quota, 0.0)
         for priority_class in scenario.priority_classes:
             cluster.priority_classes[str(priority_class["metadata"]["name"])] = priority_class
+        for obj in sorted(scenario.objects, key=_storage_order):
+            cluster.apply_object(obj, 0.0)
         for workload in scenario.workload:
             self.agenda.push(workload.at, ARRIVAL, partial(self._arrive, workload))
         for event in scenario.events:
@@ -245,6 +248,8 @@ class Simulation:
             namespace, name = pod_namespace(obj), str(obj["metadata"]["name"])
             uid = self._uid(namespace, name, obj["metadata"].get("uid"), None)
             cluster.create_pod(pod_manifest(obj, name, t, uid), event.duration, t)
+        elif event.kind is not None:
+            cluster.apply_object({"kind": event.kind, **obj}, t)
 
     def _delete(self, event: ScenarioEvent, t: float) -> None:
         cluster, kind, name = self.cluster, event.kind, event.name
@@ -263,6 +268,9 @@ class Simulation:
                 cluster.note(t, what, "NotFound", f"nothing to delete: no live {what}")
             for pod in pods:
                 cluster.delete_pod(pod, t)
+        elif kind in OBJECT_KINDS and name:
+            if not cluster.delete_object(kind, event.namespace, name, t):
+                cluster.note(t, what, "NotFound", f"nothing to delete: no {what}")
         elif kind == "ElasticQuota":
             names = (
                 [name]
@@ -287,6 +295,13 @@ class Simulation:
             pending=counts[PENDING],
             running=counts[RUNNING],
         )
+
+
+def _storage_order(obj: Mapping[str, Any]) -> int:
+    """Classes before volumes before claims, as an administrator applies them."""
+    order = ("PriorityClass", "StorageClass", "PersistentVolume", "PersistentVolumeClaim")
+    kind = obj.get("kind")
+    return order.index(kind) if kind in order else len(order)
 
 
 def _nothing(t: float) -> None:

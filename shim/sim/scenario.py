@@ -31,6 +31,7 @@ TOP_KEYS = (
     "namespaces",
     "quotas",
     "priorityclasses",
+    "objects",
     "workload",
     "events",
     "until",
@@ -48,7 +49,9 @@ EVENT_KEYS = {
     "delete": ("kind", "namespace", "name", "selector"),
     "resize": ("namespace", "name", "requests"),
 }
-KINDS = ("Pod", "ElasticQuota", "Namespace", "Node")
+# Other Kubernetes objects the simulator takes as applied (`objects:`, `apply`, `delete`).
+OBJECT_KINDS = ("StorageClass", "PersistentVolume", "PersistentVolumeClaim", "PriorityClass")
+KINDS = ("Pod", "ElasticQuota", "Namespace", "Node", *OBJECT_KINDS)
 DEFAULT_NAMESPACE = "default"
 MAX_SCENARIO_BYTES = 16 * 1024 * 1024
 # A comparison with NaN is always false, so bounds are written as ranges NaN is outside of.
@@ -114,6 +117,7 @@ class Scenario:
     namespaces: tuple[Mapping[str, Any], ...] = ()
     quotas: tuple[Mapping[str, Any], ...] = ()
     priority_classes: tuple[Mapping[str, Any], ...] = ()
+    objects: tuple[Mapping[str, Any], ...] = ()  # OBJECT_KINDS, and kinds Herder does not use
     workload: tuple[WorkloadEntry, ...] = ()
     events: tuple[ScenarioEvent, ...] = ()
     until: float | None = None
@@ -124,7 +128,7 @@ def object_kind(obj: Mapping[str, Any]) -> str | None:
     """Pod, ElasticQuota or Namespace: from `kind`, else from the object's shape."""
     kind = obj.get("kind")
     if isinstance(kind, str):
-        return kind if kind in ("Pod", "ElasticQuota", "Namespace") else None
+        return kind if kind in ("Pod", "ElasticQuota", "Namespace", *OBJECT_KINDS) else None
     spec = obj.get("spec")
     if isinstance(spec, Mapping):
         if "containers" in spec:
@@ -342,7 +346,7 @@ def _event(reader: _Reader, raw: object, index: int) -> ScenarioEvent | None:
     name, selector = raw.get("name"), raw.get("selector")
     if (name is None) == (selector is None):
         reader.bad(where, "give exactly one of name or selector")
-    if kind in ("Namespace", "Node") and selector is not None:
+    if kind in ("Namespace", "Node", *OBJECT_KINDS) and selector is not None:
         reader.bad(f"{where}.selector", f"a {kind} is deleted by name")
     namespace = raw.get("namespace")
     return _replace(
@@ -367,7 +371,8 @@ def _apply_event(reader: _Reader, raw: Mapping[str, Any], event: ScenarioEvent, 
         return _replace(event, obj=obj)
     kind = object_kind(obj)
     if kind is None:
-        reader.bad(f"{where}.object", "cannot tell what this is: give kind Namespace, ElasticQuota or Pod")
+        kinds = ", ".join(("Namespace", "ElasticQuota", "Pod", *OBJECT_KINDS))
+        reader.bad(f"{where}.object", f"cannot tell what this is: give kind, one of {kinds}")
         return event
     if kind == "Pod":
         _pod(reader, obj, f"{where}.object")
@@ -446,9 +451,8 @@ def parse_scenario(
     quotas = _named_objects(reader, top, "quotas", "ElasticQuota")
     priority_classes = _named_objects(reader, top, "priorityclasses", "PriorityClass")
     for i, pc in enumerate(priority_classes):
-        value = pc.get("value")
-        if not isinstance(value, int) or isinstance(value, bool):
-            reader.problems.append(f"priorityclasses[{i}].value: expected an integer, got {value!r}")
+        _priority_class(reader, pc, f"priorityclasses[{i}]")
+    objects = _objects(reader, top)
 
     workload: list[WorkloadEntry] = []
     for i, raw in enumerate(reader.seq(top.get("workload"), "workload")):
@@ -496,11 +500,44 @@ def parse_scenario(
         namespaces=tuple(namespaces),
         quotas=tuple(quotas),
         priority_classes=tuple(priority_classes),
+        objects=tuple(objects),
         workload=tuple(workload),
         events=tuple(e for e in events if e is not None),
         until=until,
         snapshots=tuple(sorted(set(snapshots))),
     )
+
+
+def _priority_class(reader: _Reader, obj: Mapping[str, Any], where: str) -> None:
+    value = obj.get("value")
+    if not isinstance(value, int) or isinstance(value, bool):
+        reader.problems.append(f"{where}.value: expected an integer, got {value!r}")
+
+
+def _objects(reader: _Reader, top: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """`objects:`: Kubernetes objects as applied, each with its kind and metadata.name."""
+    found: list[Mapping[str, Any]] = []
+    for i, raw in enumerate(reader.seq(top.get("objects"), "objects")):
+        where = f"objects[{i}]"
+        if not (reader.mapping(raw, where) and isinstance(raw, Mapping)):
+            continue
+        kind = raw.get("kind")
+        if not isinstance(kind, str) or not kind:
+            reader.bad(f"{where}.kind", "required: the object's kind, e.g. StorageClass")
+            continue
+        reader.metadata_name(raw, where)
+        if kind == "PriorityClass":
+            _priority_class(reader, raw, where)
+        found.append(raw)
+    names = [(f"{obj['kind']} {_namespace_of(obj)}{_name_of(obj)}", f"objects[{i}]") for i, obj in enumerate(found)]
+    _check_unique(reader, names, "object")
+    return found
+
+
+def _namespace_of(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata")
+    namespace = meta.get("namespace") if isinstance(meta, Mapping) else None
+    return f"{namespace}/" if isinstance(namespace, str) else ""
 
 
 def _name_of(obj: Mapping[str, Any]) -> str:

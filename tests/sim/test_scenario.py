@@ -88,7 +88,8 @@ def test_events_check_their_own_keys() -> None:
     found = problems(document)
     assert "events[0]: give exactly one of name or selector" in found
     assert any(p.startswith("events[1].kind: must be one of Pod, ElasticQuota, Namespace, Node") for p in found)
-    assert "events[2].object: cannot tell what this is: give kind Namespace, ElasticQuota or Pod" in found
+    kinds = "Namespace, ElasticQuota, Pod, StorageClass, PersistentVolume, PersistentVolumeClaim, PriorityClass"
+    assert f"events[2].object: cannot tell what this is: give kind, one of {kinds}" in found
     assert "events[3].duration: only a pod has a duration" in found
     assert any(p.startswith("events[4].node: required") for p in found)
     assert any(p.startswith("events[5]: unknown key 'node'") for p in found)
