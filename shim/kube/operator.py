@@ -25,6 +25,7 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import kopf
@@ -43,6 +44,8 @@ from shim.kube.watch.pods import PodSync
 from shim.kube.watch.quotas import QuotaSync
 from shim.kube.watch.reflector import Reflector, WatchTarget
 from shim.kube.watch.reload import ConfigReloader, ConfigSource, parse_configmap
+from shim.kube.watch.storage import PATHS as STORAGE_PATHS
+from shim.kube.watch.storage import StorageSync
 from shim.kube.write.api import KubeWriter
 from shim.kube.write.binder import GONE, RETRY, Binder, BindPolicy, NotLeader, classify
 from shim.kube.write.callbacks import ShimCallbacks
@@ -51,6 +54,7 @@ from shim.kube.write.lease_store import KubeLeaseStore
 from shim.kube.write.placeholders import PlaceholderWriter
 from shim.kube.write.quota_groups import create_group_quotas
 from shim.kube.write.recorder import EventRecorder
+from shim.kube.write.volumes import VolumeBinder, VolumeWrites
 from shim.metrics import ShimMetrics
 from shim.rest import RestStatus
 from shim.rest.access import RestAccess
@@ -71,6 +75,9 @@ class OperatorOptions:
     # server's request timeout (60 s), past which an attempt it still held can no longer commit.
     bind_doubt: float = 60.0
     housekeeping_interval: float = 1.0
+    # How long a placed pod waits for the claims Herder wrote to bind before it is given back
+    # (kube-scheduler's VolumeBinding bindTimeoutSeconds, 600 s by default there).
+    volume_bind_timeout: float = 600.0
     rest_port: int | None = None  # None: no REST server; 0: any free port (see HerderOperator.rest_port)
     rest_host: str = "0.0.0.0"
     rest_access: RestAccess | None = None  # tokens and CORS origins; None: open, no CORS
@@ -135,8 +142,17 @@ class HerderOperator:
             self.binder.submit,
             alive=self.may_write,  # leader fencing, as for bindings
         )
-        self.callbacks = ShimCallbacks(self.binder, self.evictor, placeholders=self.placeholders)
+        self.volumes = VolumeBinder(
+            VolumeWrites(api_client, options.bind_timeout),
+            lambda claim: self.storage.claim_bound(claim),
+            self.binder.submit,
+            self._volumes_given_back,
+            may_write=self.may_write,
+            timeout=options.volume_bind_timeout,
+        )
+        self.callbacks = ShimCallbacks(self.binder, self.evictor, placeholders=self.placeholders, volumes=self.volumes)
         self.scheduler = Scheduler(self.callbacks, config, settings)
+        self.storage = StorageSync(self.scheduler, self.recorder)
         self.pods = PodSync(
             self.scheduler, self.cache, self._pod_deleted, retiring=self.placeholders.is_retiring
         )
@@ -169,6 +185,20 @@ class HerderOperator:
             ),
             observe=self.metrics.watch_restart,
         )
+        self.storage_watches = [
+            Reflector(
+                api_client,
+                WatchTarget(
+                    plural,
+                    path,
+                    partial(self.reader.storage_listing, plural),
+                    *self.storage.handlers(plural),
+                    partial(self._relist_storage, plural),
+                ),
+                observe=self.metrics.watch_restart,
+            )
+            for plural, path in STORAGE_PATHS.items()
+        ]
         self.loops = SchedulingLoops(self.scheduler, may_act=self.may_write)
         store = KubeLeaseStore(api_client, source.namespace, settings.lease_name)
         elector = LeaderElector(store, options.identity, settings.lease_duration)
@@ -191,6 +221,10 @@ class HerderOperator:
         namespaces = self.reader.namespaces()
         for namespace in namespaces:
             self.pods.namespace_changed(namespace)
+        storage_versions = {}
+        for plural in STORAGE_PATHS:
+            objects, storage_versions[plural] = self.reader.storage_listing(plural)
+            self.storage.relist(plural, objects)
         quotas = self.reader.quotas()
         if quotas is None:
             log.warning("the ElasticQuota CRD is not installed; elastic quotas are off until it is (restart)")
@@ -217,6 +251,8 @@ class HerderOperator:
         if not self._threads_started:
             self._threads_started = True
             self.node_watch.start(node_version)
+            for watch, plural in zip(self.storage_watches, STORAGE_PATHS, strict=True):
+                watch.start(storage_versions[plural])
             self.pod_watch.start(pod_version)
             self.leadership.start()
             self.housekeeper.start()
@@ -228,6 +264,9 @@ class HerderOperator:
         self.stopped.set()
         self.pod_watch.stop()
         self.node_watch.stop()
+        for watch in self.storage_watches:
+            watch.stop()
+        self.volumes.shutdown()
         self.housekeeper.stop()
         self.leadership.stop(release=not self._dead.is_set())
         self.loops.stop()
@@ -241,6 +280,8 @@ class HerderOperator:
         self._dead.set()
         self.pod_watch.stop()
         self.node_watch.stop()
+        for watch in self.storage_watches:
+            watch.stop()
         self.leadership.stop(release=False)
         self.housekeeper.stop()
         self.loops.stop()
@@ -275,6 +316,18 @@ class HerderOperator:
         for pod in pods:
             self.pods.apply(pod)
         self.pods.reconcile(pods, began)
+
+    def _relist_storage(self, plural: str, objects: list[dict[str, Any]], _began: float) -> None:
+        self.storage.relist(plural, objects)
+
+    def _volumes_given_back(self, key: str, why: str) -> None:
+        """The pod's claims did not bind: say so on the pod, then undo the placement as for a
+        binding given back (the pod is read again and tried again)."""
+        pod = self.cache.pod(key)
+        if pod is not None:
+            self.recorder.record(pod, "Pod", "v1", "FailedBinding", f"Herder did not bind the pod: {why}")
+        self.binder.forget(key)
+        self._binding_given_back(key)
 
     def _relist_nodes(self, nodes: list[dict[str, Any]], _began: float) -> None:
         for node in nodes:

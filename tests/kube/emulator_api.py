@@ -57,6 +57,10 @@ LEASES = kmock.resource("coordination.k8s.io", "v1", "leases")
 QUOTAS = kmock.resource("scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas")
 PRIORITY_CLASSES = kmock.resource("scheduling.k8s.io", "v1", "priorityclasses")
 DEPLOYMENTS = kmock.resource("apps", "v1", "deployments")
+STATEFULSETS = kmock.resource("apps", "v1", "statefulsets")
+CLAIMS = kmock.resource("", "v1", "persistentvolumeclaims")
+VOLUMES = kmock.resource("", "v1", "persistentvolumes")
+STORAGE_CLASSES = kmock.resource("storage.k8s.io", "v1", "storageclasses")
 
 _READ_WRITE = ["get", "list", "watch", "create", "patch", "update", "delete"]
 RESOURCES: dict[Any, kmock.ResourceInfo] = {
@@ -74,10 +78,18 @@ RESOURCES: dict[Any, kmock.ResourceInfo] = {
     ),
     PRIORITY_CLASSES: kmock.ResourceInfo(kind="PriorityClass", namespaced=False, verbs=_READ_WRITE),
     DEPLOYMENTS: kmock.ResourceInfo(kind="Deployment", namespaced=True, verbs=_READ_WRITE, subresources=["status"]),
+    STATEFULSETS: kmock.ResourceInfo(kind="StatefulSet", namespaced=True, verbs=_READ_WRITE, subresources=["status"]),
+    CLAIMS: kmock.ResourceInfo(
+        kind="PersistentVolumeClaim", namespaced=True, verbs=_READ_WRITE, subresources=["status"], shortnames=["pvc"]
+    ),
+    VOLUMES: kmock.ResourceInfo(
+        kind="PersistentVolume", namespaced=False, verbs=_READ_WRITE, subresources=["status"], shortnames=["pv"]
+    ),
+    STORAGE_CLASSES: kmock.ResourceInfo(kind="StorageClass", namespaced=False, verbs=_READ_WRITE, shortnames=["sc"]),
 }
 # What a namespace deletion takes with it: workloads first (no pod is made again), then pods so
 # quotas are no longer in use.
-NAMESPACED_ORDER = (DEPLOYMENTS, PODS, QUOTAS, CONFIGMAPS, EVENTS, NEW_EVENTS, LEASES)
+NAMESPACED_ORDER = (DEPLOYMENTS, STATEFULSETS, PODS, CLAIMS, QUOTAS, CONFIGMAPS, EVENTS, NEW_EVENTS, LEASES)
 
 _original_parse_path = parsing.parse_path
 

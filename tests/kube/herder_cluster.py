@@ -35,6 +35,7 @@ from tests.kube.emulator import (
 )
 from tests.kube.emulator_admission import WebhookRoute
 from tests.kube.emulator_api import PODS, QUOTAS
+from tests.kube.storage_controller import DEFAULT_CLASS, StorageController
 from tests.kube.workload_controller import CONTROLLER_TOKEN, CONTROLLER_USER, DeploymentController
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -186,6 +187,7 @@ def install(server: EmulatorServer, nodes: int = 4) -> None:
     core = client.CoreV1Api(server.api_client())
     for index in range(nodes):
         core.create_node(node_body(f"worker-{index}", cpu="8", memory="32Gi"))
+    client.StorageV1Api(server.api_client()).create_storage_class(DEFAULT_CLASS)  # kind's default class
     core.create_namespace(namespace_body(HERDER_NAMESPACE))
     core.create_namespaced_config_map(
         HERDER_NAMESPACE,
@@ -223,6 +225,7 @@ def running_herder(replicas: int = 2) -> Iterator[Cluster]:
         server.call(route_webhooks)
         operator.start_missing()
         controller = DeploymentController(server.api_client(token=CONTROLLER_TOKEN)).start()
+        storage = StorageController(server.api_client(token=CONTROLLER_TOKEN)).start()
         api = server.api_client(token=USER_TOKEN)
         try:
             yield Cluster(
@@ -235,6 +238,7 @@ def running_herder(replicas: int = 2) -> Iterator[Cluster]:
                 operator=operator,
             )
         finally:
+            storage.stop()
             controller.stop()
             operator.stop_all()
             webhooks.stop()

@@ -1,11 +1,13 @@
-"""The part of kube-controller-manager the e2e suite needs on the emulator: Deployments make pods.
+"""The part of kube-controller-manager the e2e suite needs on the emulator: workloads make pods.
 
 A real cluster's Deployment controller makes a ReplicaSet and the ReplicaSet controller makes the
 pods; the emulated cluster has neither, so this keeps `spec.replicas` pods of each Deployment's
 template, named and labelled as the ReplicaSet controller names them (`<deployment>-<hash>-<suffix>`,
 `pod-template-hash`), created through the API with the controller's own identity (so admission
 webhooks see them as on a cluster). Scaling down removes pods that are not yet bound first, as the
-ReplicaSet controller does. It polls: the suite waits in seconds, not milliseconds.
+ReplicaSet controller does. StatefulSets (`podManagementPolicy: Parallel`) get pods
+`<set>-<ordinal>` and, from `volumeClaimTemplates`, claims `<template>-<set>-<ordinal>`, as the
+StatefulSet controller makes them. It polls: the suite waits in seconds, not milliseconds.
 """
 
 from __future__ import annotations
@@ -61,6 +63,55 @@ class DeploymentController:
         deployments = self._apps.list_deployment_for_all_namespaces(_preload_content=False)
         for deployment in json.loads(deployments.data)["items"]:
             self._keep_replicas(deployment)
+        sets = self._apps.list_stateful_set_for_all_namespaces(_preload_content=False)
+        for stateful_set in json.loads(sets.data)["items"]:
+            self._keep_ordinals(stateful_set)
+
+    def _keep_ordinals(self, stateful_set: dict[str, Any]) -> None:
+        meta, spec = stateful_set["metadata"], stateful_set["spec"]
+        namespace, name = meta["namespace"], meta["name"]
+        claims = {
+            item["metadata"]["name"]
+            for item in json.loads(
+                self._core.list_namespaced_persistent_volume_claim(namespace, _preload_content=False).data
+            )["items"]
+        }
+        pods = {pod["metadata"]["name"] for pod in self._pods(namespace)}
+        templates = spec.get("volumeClaimTemplates") or []
+        for ordinal in range(int(spec.get("replicas", 1))):
+            pod_name = f"{name}-{ordinal}"
+            volumes = []
+            for template in templates:
+                claim = f"{template['metadata']['name']}-{pod_name}"
+                volumes.append({"name": template["metadata"]["name"], "persistentVolumeClaim": {"claimName": claim}})
+                if claim not in claims:
+                    body = {
+                        "metadata": {
+                            "name": claim,
+                            "namespace": namespace,
+                            "labels": dict(spec["selector"].get("matchLabels") or {}),
+                        },
+                        "spec": copy.deepcopy(template["spec"]),
+                    }
+                    self._core.create_namespaced_persistent_volume_claim(namespace, body)
+            if pod_name not in pods:
+                template = spec["template"]
+                pod_meta = copy.deepcopy(template.get("metadata") or {})
+                pod_meta["name"] = pod_name
+                pod_meta["labels"] = {**(pod_meta.get("labels") or {}), "statefulset.kubernetes.io/pod-name": pod_name}
+                owner = {
+                    "apiVersion": "apps/v1",
+                    "kind": "StatefulSet",
+                    "name": name,
+                    "uid": meta.get("uid", name),
+                    "controller": True,
+                }
+                pod_meta["ownerReferences"] = [owner]
+                pod_spec = copy.deepcopy(template["spec"])
+                pod_spec["volumes"] = [*(pod_spec.get("volumes") or []), *volumes]
+                self._core.create_namespaced_pod(
+                    namespace, {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": pod_spec}
+                )
 
     def _keep_replicas(self, deployment: dict[str, Any]) -> None:
         meta, spec = deployment["metadata"], deployment["spec"]

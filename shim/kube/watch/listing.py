@@ -1,4 +1,4 @@
-"""Listing every node, namespace, ElasticQuota and pod with the official client, as plain dicts.
+"""Listing every node, namespace, ElasticQuota, storage object and pod with the official client, as plain dicts.
 
 Used for the start-up sync (nothing is scheduled before the whole cluster is known) and for
 listing again after a watch's resourceVersion expired. Lists are paged (`limit`/`continue`) so
@@ -41,6 +41,7 @@ class ClusterReader:
     def __init__(self, api_client: client.ApiClient, timeout: float = 60.0) -> None:
         self._core = client.CoreV1Api(api_client)
         self._custom = client.CustomObjectsApi(api_client)
+        self._storage = client.StorageV1Api(api_client)
         self._timeout = timeout
 
     def nodes(self) -> list[dict[str, Any]]:
@@ -52,6 +53,15 @@ class ClusterReader:
 
     def namespaces(self) -> list[dict[str, Any]]:
         return _pages(self._core.list_namespace, timeout=self._timeout)[0]
+
+    def storage_listing(self, plural: str) -> tuple[list[dict[str, Any]], str]:
+        """Every StorageClass, PersistentVolume or PersistentVolumeClaim, and the version to watch from."""
+        calls: dict[str, Callable[..., Any]] = {
+            "storageclasses": self._storage.list_storage_class,
+            "persistentvolumes": self._core.list_persistent_volume,
+            "persistentvolumeclaims": self._core.list_persistent_volume_claim_for_all_namespaces,
+        }
+        return _pages(calls[plural], timeout=self._timeout)
 
     def pods(self) -> list[dict[str, Any]]:
         return self.pod_listing()[0]

@@ -10,6 +10,7 @@ from core.objects.ask import Allocation
 from shim.kube.write.binder import Binder
 from shim.kube.write.evictor import Evictor
 from shim.kube.write.placeholders import PlaceholderWriter
+from shim.kube.write.volumes import VolumeBinder
 
 log = logging.getLogger("herder.operator")
 
@@ -23,8 +24,10 @@ class ShimCallbacks:
         evictor: Evictor,
         event_backlog: int = 10_000,
         placeholders: PlaceholderWriter | None = None,
+        volumes: VolumeBinder | None = None,
     ) -> None:
         self._binder = binder
+        self._volumes = volumes
         self._evictor = evictor
         self._placeholders = placeholders
         self.events: queue.Queue[SchedulingEvent] = queue.Queue(maxsize=event_backlog)
@@ -36,6 +39,9 @@ class ShimCallbacks:
                 self._placeholders.create(allocation)
             else:
                 self._placeholders.replace(allocation)  # the placeholder goes, then the binder binds
+            return
+        if allocation.volume_plan and self._volumes is not None:
+            self._volumes.submit(allocation)  # the claims first; the binder binds the pod once they are bound
             return
         if not self._binder.submit(allocation.key, allocation.node_id):
             log.warning("pod %s already being bound; second binding refused", allocation.display_name)
