@@ -104,6 +104,8 @@ def volume_node_conflict(volume: PersistentVolume, node: NodeView) -> str | None
     """Why the volume cannot be used from this node (node affinity, then zone labels), or None."""
     if not _any_term(volume.node_affinity, node):
         return f"volume node affinity conflict (volume {volume.name})"
+    if not any(key in node.labels for key in ZONE_LABELS):
+        return None  # as kube-scheduler: a node with no zone or region labels (one-zone cluster) passes
     for key in ZONE_LABELS:
         wanted = volume.labels.get(key)
         if wanted is not None and node.labels.get(key) not in set(wanted.split("__")):
