@@ -125,6 +125,9 @@ class VolumeCatalog:
         self._promised_volume: dict[str, str] = {}  # claim key -> volume name
         self._promised_node: dict[str, str] = {}  # claim key -> node asked to provision it
         self._volume_taken: dict[str, str] = {}  # volume name -> claim key promised it
+        # volume name -> the claim naming it in volumeName: the claim's watch event may come
+        # before the volume's own (with its claimRef), and the volume is taken all the same
+        self._named_by_claim: dict[str, str] = {}
 
     # -- objects -------------------------------------------------------------------------
     def put_class(self, storage_class: StorageClass) -> bool:
@@ -134,12 +137,19 @@ class VolumeCatalog:
         return self._put(self.volumes, volume.name, volume)
 
     def put_claim(self, claim: PersistentVolumeClaim) -> bool:
+        self._forget_volume_name(claim.key)
         if claim.volume_name:  # bound: what was promised to it is now the claim's own word
+            self._named_by_claim[claim.volume_name] = claim.key
             self._promised_node.pop(claim.key, None)
             promised = self._promised_volume.pop(claim.key, None)
             if promised is not None:
                 self._volume_taken.pop(promised, None)
         return self._put(self.claims, claim.key, claim)
+
+    def _forget_volume_name(self, key: str) -> None:
+        old = self.claims.get(key)
+        if old is not None and old.volume_name and self._named_by_claim.get(old.volume_name) == key:
+            del self._named_by_claim[old.volume_name]
 
     @staticmethod
     def _put(table: dict[str, _T], key: str, value: _T) -> bool:
@@ -155,6 +165,7 @@ class VolumeCatalog:
         return self.volumes.pop(name, None) is not None
 
     def remove_claim(self, key: str) -> bool:
+        self._forget_volume_name(key)
         return self.claims.pop(key, None) is not None
 
     def class_of(self, claim: PersistentVolumeClaim) -> StorageClass | None:
@@ -253,6 +264,7 @@ class VolumeCatalog:
                 or (volume.claim and volume.claim != claim.key)
                 or volume.name in taken
                 or self._volume_taken.get(volume.name, claim.key) != claim.key
+                or self._named_by_claim.get(volume.name, claim.key) != claim.key
                 or volume.capacity < claim.request
                 or not claim.access_modes <= volume.access_modes
                 or volume_node_conflict(volume, node) is not None
