@@ -40,6 +40,7 @@ from shim.convert import LABEL_IS_PARENT, is_herder_pod, node_to_info, pod_to_al
 from shim.convert_pod import ConversionError, labels_of, map_at, pod_constraints, pod_resource, with_priority_class
 from shim.convert_rules import string_labels
 from shim.placeholders import placeholder_manifest
+from shim.sim.disruption import DisruptionBudgets
 from shim.sim.manifests import labels_match, namespace_manifest, rfc3339
 from shim.sim.scenario import DEFAULT_NAMESPACE
 from shim.sim.storage import STORAGE_KINDS, SimStorage
@@ -125,6 +126,7 @@ class SimCluster:
         self.quotas: dict[str, dict[str, Any]] = {}
         self.priority_classes: dict[str, Mapping[str, Any]] = {}
         self.storage = SimStorage(scheduler, self.note)
+        self.budgets = DisruptionBudgets()
         self.pods: dict[str, SimPod] = {}  # "<ns>/<name>" -> the newest pod of that name
         self.by_key: dict[str, SimPod] = {}
         self.waiting_foreign: list[SimPod] = []
@@ -232,6 +234,12 @@ class SimCluster:
         name = str((manifest.get("metadata") or {}).get("name") or "")
         if kind in STORAGE_KINDS:
             self.storage.apply(manifest, now)
+        elif kind == "PodDisruptionBudget":
+            try:
+                self.budgets.apply(manifest)
+            except ConversionError as err:
+                self.note(now, f"{kind} {name}", "ObjectRefused", str(err))
+                return
         elif kind == "PriorityClass":
             self.priority_classes[name] = manifest
         else:
@@ -242,6 +250,8 @@ class SimCluster:
     def delete_object(self, kind: str, namespace: str | None, name: str, now: float) -> bool:
         if kind == "PriorityClass":
             found = self.priority_classes.pop(name, None) is not None
+        elif kind == "PodDisruptionBudget":
+            found = self.budgets.delete(namespace, name)
         else:
             found = self.storage.delete(kind, namespace, name, now)
         self.changes += found
@@ -484,6 +494,12 @@ class SimCluster:
             if pod.placeholder:
                 self._delete_placeholder(pod, RELEASED, reason, now)
                 continue
+            refused = self.budgets.evict(pod.namespace, string_labels(pod.manifest), self._live_pods())
+            if refused is not None:
+                self.note(now, pod.full_name, "EvictionRefused", refused)
+                self.scheduler.eviction_failed(pod.key, refused, now)
+                self.changes += 1
+                continue
             self._vacate(pod)
             self._move(pod, EVICTED, now)
             pod.evicted, pod.reason = now, reason
@@ -527,6 +543,12 @@ class SimCluster:
         self._occupy(pod, node, allocation.resource, now)
         self.changes += 1
         self._started(pod, allocation, now)
+
+    def _live_pods(self) -> Iterator[tuple[str, Mapping[str, Any], bool]]:
+        """(namespace, manifest, running) of every pod not ended, for disruption budgets."""
+        for pod in self.by_key.values():
+            if pod.live and not pod.placeholder:
+                yield pod.namespace, pod.manifest, pod.node is not None and pod.state in (RUNNING, FOREIGN)
 
     # -- gang placeholders ------------------------------------------------------------------
     def _create_placeholder(self, allocation: Allocation, now: float) -> None:

@@ -50,7 +50,7 @@ EVENT_KEYS = {
     "resize": ("namespace", "name", "requests"),
 }
 # Other Kubernetes objects the simulator takes as applied (`objects:`, `apply`, `delete`).
-OBJECT_KINDS = ("StorageClass", "PersistentVolume", "PersistentVolumeClaim", "PriorityClass")
+OBJECT_KINDS = ("StorageClass", "PersistentVolume", "PersistentVolumeClaim", "PriorityClass", "PodDisruptionBudget")
 KINDS = ("Pod", "ElasticQuota", "Namespace", "Node", *OBJECT_KINDS)
 DEFAULT_NAMESPACE = "default"
 MAX_SCENARIO_BYTES = 16 * 1024 * 1024

@@ -211,3 +211,36 @@ def test_preemption_evicts_the_pod_whose_presence_the_preemptors_anti_affinity_r
     assert pods["default/urgent"]["bound"] == 40  # after root's preemption.delay of 30 s
     assert [name for name, p in pods.items() if p["state"] == "Evicted"] == ["default/batch-n1"]
     assert all(pods[f"default/batch-n2-{i}"]["state"] == "Running" for i in range(2))
+
+
+def _budget(name: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "batch"}}, **spec},
+    }
+
+
+@pytest.mark.parametrize(
+    ("budget", "evicted"), [({"maxUnavailable": 0}, 0), ({"maxUnavailable": 1}, 1), ({"minAvailable": "50%"}, 2)]
+)
+def test_a_disruption_budget_refuses_evictions_as_the_eviction_api_does(budget: dict[str, Any], evicted: int) -> None:
+    # Queue a wants its 4-core guarantee back from b's four batch pods; the budget says how many may go.
+    batch = pod("batch", count=4, duration=1000, labels={**_in("root.b", "batch"), "app": "batch"})
+    urgent = pod("urgent", at=10, count=4, labels=_in("root.a", "urgent"))
+    report = simulate(
+        {
+            "config": _queues({"name": "a", "resources": {"guaranteed": {"vcore": 4}}}, {"name": "b"}),
+            "nodes": [node("n", cpu="4")],
+            "objects": [_budget("keep-batch", **budget)],
+            "workload": [batch, urgent],
+            "until": 100,
+        }
+    )
+    pods = report["pods"]
+    assert sum(1 for p in pods.values() if p["state"] == "Evicted") == evicted
+    assert sum(1 for i in range(4) if pods[f"default/urgent-{i}"]["state"] == "Running") == evicted
+    refusals = events(report, "EvictionRefused")
+    assert all("disruption budget default/keep-batch" in e["message"] for e in refusals)
+    assert bool(refusals) == (evicted < 4)

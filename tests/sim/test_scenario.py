@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from core.config import SettingsError
-from shim.sim.scenario import TOP_KEYS, ScenarioError, load_scenario, parse_scenario
+from shim.sim.scenario import OBJECT_KINDS, TOP_KEYS, ScenarioError, load_scenario, parse_scenario
 from tests.sim.scenarios import node, pod
 
 
@@ -88,7 +88,7 @@ def test_events_check_their_own_keys() -> None:
     found = problems(document)
     assert "events[0]: give exactly one of name or selector" in found
     assert any(p.startswith("events[1].kind: must be one of Pod, ElasticQuota, Namespace, Node") for p in found)
-    kinds = "Namespace, ElasticQuota, Pod, StorageClass, PersistentVolume, PersistentVolumeClaim, PriorityClass"
+    kinds = ", ".join(("Namespace", "ElasticQuota", "Pod", *OBJECT_KINDS))
     assert f"events[2].object: cannot tell what this is: give kind, one of {kinds}" in found
     assert "events[3].duration: only a pod has a duration" in found
     assert any(p.startswith("events[4].node: required") for p in found)
