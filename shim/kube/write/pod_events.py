@@ -243,11 +243,13 @@ class EventWriter:
         locate: Callable[[str], tuple[str, str] | None],
         correlator: EventCorrelator,
         clock: Callable[[], float] = time.monotonic,
+        active: Callable[[], bool] = lambda: True,
     ) -> None:
         self._api = api
         self._locate = locate
         self._correlator = correlator
         self._clock = clock
+        self._active = active
         self.writes = 0
         self._failures = 0
 
@@ -264,6 +266,9 @@ class EventWriter:
         """Post what the rate limit allows now; returns the API writes made."""
         made = 0
         for write in self._correlator.next_writes(self._clock() if now is None else now):
+            if not self._active():  # checked before each POST: a round may outlive the Lease
+                self._correlator.failed(write, gone=False)
+                continue
             try:
                 if write.create:
                     self._api.create_event(write.namespace, write.body)

@@ -71,6 +71,8 @@ class StatusWriters:
         if not active:
             return
         for write in (self.quotas.tick, self.pods.tick, self.pod_events.flush):
+            if not self._active():  # the Lease may have gone during the round (a paused process)
+                return
             try:
                 write(now)
             except Exception:  # a writer's bug must not end the thread; the next round retries
@@ -111,7 +113,7 @@ def start_status_writers(op: Any) -> StatusWriters:
         op.callbacks.events,
         QuotaStatusWriter(api, scheduler.quota_status, namespaces, interval),
         PodConditionWriter(api, op.cache.pod, scheduler.pending_reason, interval),
-        EventWriter(api, op.cache.locate, correlator),
+        EventWriter(api, op.cache.locate, correlator, active=op.may_write),
         active=op.may_write,
     )
     writers.start()
