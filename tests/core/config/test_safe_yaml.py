@@ -17,26 +17,50 @@ def nested_queues(depth: int) -> dict[str, Any]:
     return {"partitions": [{"name": "default", "queues": [{"name": "root", "queues": [queue]}]}]}
 
 
-def test_anchors_and_aliases_within_the_limit_read_as_usual() -> None:
-    assert load_yaml("a: &x {b: 1}\nc: *x\nd: [*x, *x]\n") == {"a": {"b": 1}, "c": {"b": 1}, "d": [{"b": 1}] * 2}
+# Every refusal holds on both paths: libyaml's (checked on its event stream) and pure Python's.
+LIBYAML = pytest.mark.parametrize("libyaml", [True, False], ids=["libyaml", "python"])
 
 
-def test_aliases_expanding_past_the_limit_are_refused_at_their_line() -> None:
+@LIBYAML
+def test_anchors_and_aliases_within_the_limit_read_as_usual(libyaml: bool) -> None:
+    text = "a: &x {b: 1}\nc: *x\nd: [*x, *x]\ne: &s 3\nf: *s\n"
+    assert load_yaml(text, libyaml=libyaml) == {"a": {"b": 1}, "c": {"b": 1}, "d": [{"b": 1}] * 2, "e": 3, "f": 3}
+
+
+@LIBYAML
+def test_aliases_expanding_past_the_limit_are_refused_at_their_line(libyaml: bool) -> None:
     lines = ["a0: &a0 [1, 2, 3, 4, 5, 6, 7, 8]"]
     lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 8)}]" for i in range(1, 12)]
     with pytest.raises(YAMLLimitError, match="aliases are expanded") as refused:
-        load_yaml("\n".join(lines))
+        load_yaml("\n".join(lines), libyaml=libyaml)
     assert refused.value.problem_mark is not None and refused.value.problem_mark.line < 12
 
 
-def test_an_alias_inside_what_it_names_is_refused() -> None:
+@LIBYAML
+@pytest.mark.parametrize(("limit", "refused"), [(13, False), (12, True)])
+def test_the_node_limit_counts_alike_on_both_paths(libyaml: bool, limit: int, refused: bool) -> None:
+    text = "a: &x [1, 2]\nb: [*x, *x]\n"  # the mapping 1, keys 1 + 1, x 3, [*x, *x] 1 + 3 + 3: 13
+    try:
+        load_yaml(text, max_nodes=limit, libyaml=libyaml)
+    except YAMLLimitError:
+        assert refused
+    else:
+        assert not refused
+
+
+@LIBYAML
+def test_an_alias_inside_what_it_names_is_refused(libyaml: bool) -> None:
     with pytest.raises(YAMLLimitError, match="refers to a value that contains it"):
-        load_yaml("a: &x [1, *x]\n")
+        load_yaml("a: &x [1, *x]\n", libyaml=libyaml)
 
 
-def test_nesting_thousands_deep_is_refused_not_a_recursion_error() -> None:
+@LIBYAML
+def test_nesting_thousands_deep_is_refused_not_a_recursion_error(libyaml: bool) -> None:
     with pytest.raises(YAMLLimitError, match="nested deeper than 100"):
-        load_yaml("[" * 5000 + "]" * 5000)
+        load_yaml("[" * 5000 + "]" * 5000, libyaml=libyaml)
+    with pytest.raises(YAMLLimitError, match="nested deeper than 3"):
+        load_yaml("[[[1]]]", max_depth=3, libyaml=libyaml)
+    assert load_yaml("[[1]]", max_depth=3, libyaml=libyaml) == [[1]]
     with pytest.raises(ConfigError, match="invalid YAML at line 1"):
         load_config("a: " + "{b: " * 5000 + "1" + "}" * 5000)
 
