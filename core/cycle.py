@@ -184,6 +184,8 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
     quota = state.ask_quota.get(ask.key, DEFAULT_QUOTA)
     reason = state.quotas.check_admission(quota, ask.resource, ask.preemptible)
     rule = QUOTA
+    if reason is not None:
+        state.quota_sensitive_version = state.version
     node_id = None
     held = ask.key in state.holds
     if reason is None:
@@ -195,6 +197,8 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
             reason = reason or cluster_full or fit_reason(state, ask)
     if node_id is None:
         ugm.decrease_tracked_resource(leaf.path, app.app_id, ask.resource, app.user, not app.is_running)
+        if quota not in (DEFAULT_QUOTA, SYSTEM_QUOTA) and _preemption_may_help(state, ask):
+            state.quota_sensitive_version = state.version
         if not held:
             _maybe_preempt(state, ask, quota, now)
         if ask.key in state.preempting:

@@ -68,8 +68,12 @@ def queue_ask(state: CoreState, ask: Ask, now: float) -> None:
     state.ask_quota[ask.key] = quota
     state.pending_since.setdefault(ask.key, now)
     state.quotas.add_request(ask.key, quota, ask.resource, ask.preemptible)
-    if quota != DEFAULT_QUOTA:
-        state.bump()  # a larger request can raise the quota's runtime for its parked pods
+    if quota != DEFAULT_QUOTA and state.quota_sensitive_version == state.version:
+        # A larger request can raise a quota's runtime: the pods parked on a runtime (or on
+        # room in-quota preemption could make) at this counter try again. Pods parked for any
+        # other reason (the cluster's size, a node rule, a queue max, a user limit) cannot run
+        # because of a new request and are not tried again for it.
+        state.bump()
 
 
 def application_for(state: CoreState, ask: Ask, now: float) -> Application | None:

@@ -100,6 +100,10 @@ class CoreState:
         self.rules: dict[str, str] = {}  # the kind of rule behind each reason (core.cycle's names)
         self.fit_failures: dict[object, tuple[int, str]] = {}  # by shape, or by pod key for rules
         self.rule_waiting: dict[str, PodRules] = {}  # pods that placing others may let run
+        # the change counter at which a pod of an elastic quota last parked on its quota's
+        # runtime (or waiting for room in-quota preemption may make): a larger request in a
+        # quota may raise runtimes, so a new request moves the counter only if such a pod waits
+        self.quota_sensitive_version = -1
         # why a request does not fit the cluster's size, while (version, allocations) is unchanged
         self.cluster_full: dict[Resource, str | None] = {}
         self.cluster_full_stamp: tuple[int, int] = (-1, -1)
