@@ -130,7 +130,7 @@ def _rule_reason(state: CoreState, leaf: Queue, app: Application, ask: Ask) -> t
         return f"Herder cannot honour required rules: {rules}", None, UNSUPPORTED_RULES
     reason = cluster_full = None
     rule = QUEUE_MAX
-    over = leaf.over_max(ask.resource)
+    over = _over_max(state, leaf, ask.resource)
     if over is not None:
         queue, key = over
         if queue.parent is None:
@@ -142,6 +142,20 @@ def _rule_reason(state: CoreState, leaf: Queue, app: Application, ask: Ask) -> t
     if reason is None and not app.is_running:
         reason, rule = leaf.app_limit_violation(), QUEUE_MAX_APPLICATIONS
     return reason, cluster_full, rule
+
+
+def _over_max(state: CoreState, leaf: Queue, resource: Resource) -> tuple[Queue, str] | None:
+    """`leaf.over_max(resource)`, kept per leaf and request shape while no queue's usage can
+    have changed (the change counter and the number of placed pods): when the cluster is full,
+    every parked pod asks it again each time a pod ends."""
+    stamp = (state.version, len(state.allocations))
+    if state.over_max_stamp != stamp:
+        state.over_max_stamp = stamp
+        state.over_max.clear()
+    key = (leaf.path, resource)
+    if key not in state.over_max:
+        state.over_max[key] = leaf.over_max(resource)
+    return state.over_max[key]
 
 
 def admissible(state: CoreState, leaf: Queue, app: Application, ask: Ask) -> bool:

@@ -43,6 +43,7 @@ from core.objects.application_state import AppState
 from core.objects.ask import Allocation, Ask
 from core.objects.partition import Partition
 from core.objects.pod_rules import PodRules
+from core.objects.queue import Queue
 from core.resources import Resource
 from core.ugm.manager import UserGroupManager
 
@@ -107,6 +108,9 @@ class CoreState:
         # why a request does not fit the cluster's size, while (version, allocations) is unchanged
         self.cluster_full: dict[Resource, str | None] = {}
         self.cluster_full_stamp: tuple[int, int] = (-1, -1)
+        # which queue max a request shape passes, per leaf, while (version, allocations) holds
+        self.over_max: dict[tuple[str, Resource], tuple[Queue, str] | None] = {}
+        self.over_max_stamp: tuple[int, int] = (-1, -1)
         self.preempting: dict[str, frozenset[str]] = {}
         # per quota: the lowest priority of its preemptible running pods, and when it was read
         self.preempt_floor: dict[str, tuple[tuple[int, int], int | None]] = {}
