@@ -22,18 +22,24 @@ class ConversionError(ValueError):
     """A Kubernetes object Herder cannot read; the message names the object and the field."""
 
 
+# Objects read from JSON or YAML are plain dicts and lists: `type(x) is dict` answers at once,
+# the abstract Mapping/Sequence checks (slow: an ABC lookup each) only for anything else.
+
+
 def map_at(obj: Mapping[str, Any] | None, *path: str) -> Mapping[str, Any]:
     cur: Any = obj or {}
     for key in path:
-        cur = cur.get(key) if isinstance(cur, Mapping) else None
+        cur = cur.get(key) if type(cur) is dict or isinstance(cur, Mapping) else None
         if cur is None:
             return {}
-    return cur if isinstance(cur, Mapping) else {}
+    return cur if type(cur) is dict or isinstance(cur, Mapping) else {}
 
 
 def list_at(obj: Mapping[str, Any], *path: str) -> list[Any]:
     parent = map_at(obj, *path[:-1])
     value = parent.get(path[-1])
+    if type(value) is list:
+        return list(value)
     return list(value) if isinstance(value, Sequence) and not isinstance(value, str) else []
 
 
