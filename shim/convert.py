@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -299,6 +300,24 @@ def pod_to_ask(pod: Mapping[str, Any], namespace: Mapping[str, Any] | None, sche
         placeholder=gang.placeholder,
         claims=pod_claims(pod),
     )
+
+
+def ask_for_copy(like: Ask, pod: Mapping[str, Any]) -> Ask | None:
+    """The ask of `pod`, a copy of the pod `like` was made from that differs only in its name,
+    uid and creation time (a workload entry's replicas in the simulator), without reading the
+    pod again; None when part of the ask depends on those (a problem naming the pod, a gang, an
+    ephemeral volume's claim named after the pod): convert it then."""
+    if like.problems or like.gang is not None or like.task_group or like.placeholder:
+        return None
+    if any(isinstance(v, Mapping) and "ephemeral" in v for v in list_at(pod, "spec", "volumes")):
+        return None
+    try:
+        created = _timestamp(
+            meta_of(pod).get("creationTimestamp"), f"pod {object_name(pod)} metadata.creationTimestamp"
+        )
+    except ConversionError:
+        return None
+    return replace(like, key=pod_key(pod), name=object_name(pod), created=created)
 
 
 def pod_is_finished(pod: Mapping[str, Any]) -> bool:

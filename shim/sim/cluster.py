@@ -30,13 +30,21 @@ from typing import Any
 
 from core.config import ConfigError, SettingsError, load_config, parse_settings
 from core.events import SchedulingEvent
-from core.objects.ask import Allocation
+from core.objects.ask import Allocation, Ask
 from core.objects.node import Node
 from core.objects.node_index import static_mismatch
 from core.objects.node_info import NodeInfo
 from core.resources import Resource, format_resource
 from core.scheduler import Scheduler
-from shim.convert import LABEL_IS_PARENT, is_herder_pod, node_to_info, pod_to_allocation, pod_to_ask, quota_to_spec
+from shim.convert import (
+    LABEL_IS_PARENT,
+    ask_for_copy,
+    is_herder_pod,
+    node_to_info,
+    pod_to_allocation,
+    pod_to_ask,
+    quota_to_spec,
+)
 from shim.convert_pod import ConversionError, labels_of, map_at, pod_constraints, pod_resource, with_priority_class
 from shim.convert_rules import string_labels
 from shim.placeholders import placeholder_manifest
@@ -110,6 +118,13 @@ class SimCallbacks:
 
 
 PodHook = Callable[[float, "SimPod"], None]
+
+
+@dataclass
+class AskMemo:
+    """The ask of the first copy of a workload entry created in one moment."""
+
+    ask: Ask | None = None
 
 
 class SimCluster:
@@ -323,7 +338,12 @@ class SimCluster:
         return self.scheduler.settings.scheduler_name
 
     # -- pods ----------------------------------------------------------------------------
-    def create_pod(self, manifest: dict[str, Any], duration: float | None, now: float) -> SimPod | None:
+    def create_pod(
+        self, manifest: dict[str, Any], duration: float | None, now: float, replicas: AskMemo | None = None
+    ) -> SimPod | None:
+        """A pod arrives. `replicas` carries the ask of an earlier copy of the same workload entry
+        (the same moment, only name, uid and creation time differ): the copy's ask is made from
+        it instead of reading the whole pod again."""
         meta = manifest["metadata"]
         namespace, name, key = str(meta["namespace"]), str(meta["name"]), str(meta["uid"])
         existing = self.pods.get(f"{namespace}/{name}")
@@ -337,7 +357,14 @@ class SimCluster:
         self.storage.pod_created(manifest, now)
         pod = SimPod(key, namespace, name, manifest, herder, now, duration, PENDING if herder else FOREIGN)
         ns = self.namespace(namespace)
-        ask = pod_to_ask(manifest, ns, self._scheduler_name) if herder else None
+        ask = None
+        if herder:
+            if replicas is not None and replicas.ask is not None:
+                ask = ask_for_copy(replicas.ask, manifest)
+            if ask is None:
+                ask = pod_to_ask(manifest, ns, self._scheduler_name)
+            if replicas is not None and replicas.ask is None:
+                replicas.ask = ask
         if ask is not None:
             pod.user, pod.application = ask.user.user, ask.application_id
             self._app_pods[ask.application_id] = self._app_pods.get(ask.application_id, 0) + 1

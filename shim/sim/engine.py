@@ -32,7 +32,7 @@ from core.scheduler import COMPLETING_TIMEOUT, Scheduler
 from shim.convert import LABEL_PARENT
 from shim.convert_pod import labels_of
 from shim.sim.agenda import ARRIVAL, EVENT, FINISH, SNAPSHOT, Agenda
-from shim.sim.cluster import PENDING, RUNNING, SimCallbacks, SimCluster, SimPod
+from shim.sim.cluster import PENDING, RUNNING, AskMemo, SimCallbacks, SimCluster, SimPod
 from shim.sim.manifests import labels_match, node_manifest, pod_manifest
 from shim.sim.resize import resize_pod
 from shim.sim.scenario import (
@@ -213,9 +213,10 @@ class Simulation:
         template = workload.pod
         namespace = pod_namespace(template)
         given = template["metadata"].get("uid")
+        replicas = AskMemo()
         for i, name in enumerate(pod_names(workload)):
             uid = self._uid(namespace, name, given, i if workload.count > 1 else None)
-            self.cluster.create_pod(pod_manifest(template, name, t, uid), workload.duration, t)
+            self.cluster.create_pod(pod_manifest(template, name, t, uid), workload.duration, t, replicas)
 
     def _event(self, event: ScenarioEvent, t: float) -> None:
         cluster = self.cluster
