@@ -14,11 +14,11 @@ It polls, with its own identity, through the API like the real controllers.
 from __future__ import annotations
 
 import json
-import threading
 from typing import Any
 
 from kubernetes import client
-from kubernetes.client.rest import ApiException
+
+from tests.kube.polling import PollingController
 
 PROVISIONER = "rancher.io/local-path"
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
@@ -37,28 +37,13 @@ def _items(response: Any) -> list[dict[str, Any]]:
     return items
 
 
-class StorageController:
+class StorageController(PollingController):
+    name = "storage-controller"
+
     def __init__(self, api: client.ApiClient, interval: float = 0.2) -> None:
+        super().__init__(interval)
         self._core = client.CoreV1Api(api)
         self._storage = client.StorageV1Api(api)
-        self._interval = interval
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="storage-controller", daemon=True)
-
-    def start(self) -> StorageController:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
-
-    def _run(self) -> None:
-        while not self._stop.wait(self._interval):
-            try:
-                self.reconcile()
-            except ApiException:
-                continue  # a claim deleted mid-pass: the next pass sees the new state
 
     def reconcile(self) -> None:
         classes = {c["metadata"]["name"]: c for c in _items(self._storage.list_storage_class(_preload_content=False))}

@@ -16,11 +16,11 @@ import copy
 import hashlib
 import itertools
 import json
-import threading
 from typing import Any
 
 from kubernetes import client
-from kubernetes.client.rest import ApiException
+
+from tests.kube.polling import PollingController
 
 CONTROLLER_TOKEN = "replicaset-controller-token"
 CONTROLLER_USER = {
@@ -33,31 +33,16 @@ def template_hash(template: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(template, sort_keys=True).encode()).hexdigest()[:10]
 
 
-class DeploymentController:
+class DeploymentController(PollingController):
     """Keeps every Deployment's pods at its replica count until stopped."""
 
+    name = "deployment-controller"
+
     def __init__(self, api: client.ApiClient, interval: float = 0.2) -> None:
+        super().__init__(interval)
         self._apps = client.AppsV1Api(api)
         self._core = client.CoreV1Api(api)
-        self._interval = interval
-        self._stop = threading.Event()
         self._serial = itertools.count()
-        self._thread = threading.Thread(target=self._run, name="deployment-controller", daemon=True)
-
-    def start(self) -> DeploymentController:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
-
-    def _run(self) -> None:
-        while not self._stop.wait(self._interval):
-            try:
-                self.reconcile()
-            except ApiException:
-                continue  # a namespace going away mid-pass: the next pass sees the new state
 
     def reconcile(self) -> None:
         deployments = self._apps.list_deployment_for_all_namespaces(_preload_content=False)
