@@ -189,7 +189,9 @@ class ElasticQuotaManager:
             self._pod_count[quota] = self._pod_count.get(quota, 0) + 1
             self._requested.setdefault(quota, _UsageSum()).add(resource, 1)
             if self._in_tree(quota):
-                self._tree.add_pod_request(quota, resource, 1)
+                # with the root's pool current, a pod's request changes only its own path's
+                # runtimes where every sibling already had its request (shares.py)
+                self._fresh_tree().add_pod_request(quota, resource, 1)
 
     def remove_request(self, key: str) -> None:
         with self._lock:
@@ -202,7 +204,7 @@ class ElasticQuotaManager:
                     self._pod_count.pop(pod.quota, None)
                 self._requested[pod.quota].add(pod.resource, -1)
             if pod is not None and self._in_tree(pod.quota):
-                self._tree.add_pod_request(pod.quota, pod.resource, -1)
+                self._fresh_tree().add_pod_request(pod.quota, pod.resource, -1)
 
     def allocate(
         self, key: str, quota: str, resource: Resource, preemptible: bool, priority: int, start_time: float

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from core.elastic.spec import ROOT_QUOTA, ElasticQuotaSpec
 from core.resources import Resource
@@ -36,6 +37,15 @@ class QuotaNode:
     members: dict[str, list[QuotaNode]] = field(default_factory=dict)
     member_mins: dict[str, dict[str, int]] = field(default_factory=dict)
     member_weights: dict[str, dict[str, int]] = field(default_factory=dict)
+    # Kept as children's requests change, so one pod's request is not a walk over every sibling:
+    # the children's requests summed per key (each capped at the child's max), how many children
+    # name each key, the same sum over the members of each key, their mins' sum, and whether the
+    # last sharing of each key gave every member its request ("enough": no water-filling).
+    child_sum: dict[str, int] = field(default_factory=dict)
+    child_keys: dict[str, int] = field(default_factory=dict)
+    member_sum: dict[str, int] = field(default_factory=dict)
+    total_min: dict[str, int] = field(default_factory=dict)
+    enough: dict[str, bool] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         spec = self.spec
@@ -127,11 +137,18 @@ class QuotaTree:
     # -- structure ----------------------------------------------------------------------
     def rebuild(self, specs: Iterable[ElasticQuotaSpec]) -> None:
         """Replace the quota set (pods' requests kept by quota name) and recompute everything."""
-        kept = {name: node.pods for name, node in self.nodes.items()}
+        old = self.nodes
         root = QuotaNode(ElasticQuotaSpec(ROOT_QUOTA, is_parent=True))
         self.nodes = {ROOT_QUOTA: root}
         for spec in specs:
-            self.nodes[spec.name] = QuotaNode(spec, pods=kept.get(spec.name, {}))
+            before = old.get(spec.name)
+            if before is not None and before.spec == spec:
+                # the same quota: keep its node (and its spec's vectors, read once), not its links
+                before.children, before.members, before.member_mins, before.member_weights = [], {}, {}, {}
+                before.total_min, before.enough = {}, {}
+                self.nodes[spec.name] = before
+            else:
+                self.nodes[spec.name] = QuotaNode(spec, pods=before.pods if before is not None else {})
         for name in sorted(self.nodes):
             if name != ROOT_QUOTA:
                 parent = self.nodes[name].spec.parent or ROOT_QUOTA
@@ -143,6 +160,7 @@ class QuotaTree:
                     node.members.setdefault(key, []).append(member)
                     node.member_mins.setdefault(key, {})[child] = member.min.get(key, 0)
                     node.member_weights.setdefault(key, {})[child] = member.weights.get(key, 0)
+            node.total_min = {key: sum(mins.values()) for key, mins in node.member_mins.items()}
         self._bottom_up = self._post_order()
         self.recompute_all()
 
@@ -174,15 +192,8 @@ class QuotaTree:
     def _own_request(self, name: str) -> dict[str, int]:
         node = self.nodes[name]
         if node.children:
-            request: dict[str, int] = {}
-            for child_name in node.children:
-                child = self.nodes[child_name]
-                cap = child.max
-                for key, value in child.request.items():
-                    limit = cap.get(key)
-                    if limit is not None and value > limit:
-                        value = limit
-                    request[key] = request.get(key, 0) + value
+            counts = node.child_keys
+            request = {key: value for key, value in node.child_sum.items() if counts.get(key, 0) > 0}
         else:
             request = dict(node.pods)
         if not node.spec.allow_lent_resource:
@@ -190,10 +201,31 @@ class QuotaTree:
                 request[key] = max(request.get(key, 0), value)
         return request
 
+    def _set_request(self, name: str, request: dict[str, int]) -> None:
+        """The quota's request is now `request`: its parent's sums follow by the difference."""
+        node = self.nodes[name]
+        old = node.request
+        node.request = request
+        parent_name = self.parent_of(name)
+        if parent_name is None or old == request:
+            return
+        parent = self.nodes[parent_name]
+        cap = node.max
+        for value_of, sign in ((old, -1), (request, 1)):
+            for key, value in value_of.items():
+                limit = cap.get(key)
+                capped = value if limit is None or value <= limit else limit
+                parent.child_sum[key] = parent.child_sum.get(key, 0) + sign * capped
+                parent.child_keys[key] = parent.child_keys.get(key, 0) + sign
+                if limit is not None:
+                    parent.member_sum[key] = parent.member_sum.get(key, 0) + sign * capped
+
     def _requests_bottom_up(self) -> None:
         nodes = self.nodes
+        for node in nodes.values():
+            node.request, node.child_sum, node.child_keys, node.member_sum = {}, {}, {}, {}
         for name in self._bottom_up:
-            nodes[name].request = self._own_request(name)
+            self._set_request(name, self._own_request(name))
 
     # -- runtime ------------------------------------------------------------------------
     def _share_children(self, name: str) -> list[str]:
@@ -209,6 +241,7 @@ class QuotaTree:
                 wanted = member.request.get(key, 0)
                 requests[member.spec.name] = wanted if wanted < cap else cap
             available = pool.get(key, 0) if name == ROOT_QUOTA or key in pool else sum(requests.values())
+            node.enough[key] = self._enough(node, key, available, sum(requests.values()))
             for child, value in distribute(
                 available, node.member_mins[key], requests, node.member_weights[key], self.min_scaling
             ).items():
@@ -240,20 +273,58 @@ class QuotaTree:
             self.pool = dict(pool)
             self._share_down(ROOT_QUOTA, set())
 
+    def _enough(self, node: QuotaNode, key: str, available: int, requested: int) -> bool:
+        """Whether `distribute` gives every member of `key` its (capped) request, as it does when
+        the pool holds every request and the mins need no scaling."""
+        return not (self.min_scaling and node.total_min.get(key, 0) > available) and available >= requested
+
     def add_pod_request(self, name: str, resource: Resource, sign: int) -> None:
-        """A pod's request joins (sign 1) or leaves (sign -1) a leaf: recompute its path only."""
+        """A pod's request joins (sign 1) or leaves (sign -1) a leaf: recompute its path only.
+
+        Requests go up the path by difference. Runtimes come down it: where a parent's pool held
+        every member's request before and still does, only the path child's runtime changes (its
+        capped request, a zero weight only up to its min), as `distribute` would give; otherwise
+        the parent's children are shared again in full."""
         node = self.nodes[name]
         for key, value in resource.items():
             node.pods[key] = node.pods.get(key, 0) + sign * value
             if node.pods[key] == 0:
                 del node.pods[key]
-        path: set[str] = set()
+        path: list[str] = []
         current: str | None = name
         while current is not None:
-            path.add(current)
-            self.nodes[current].request = self._own_request(current)
+            path.append(current)
+            self._set_request(current, self._own_request(current))
             current = self.parent_of(current)
-        self._share_down(ROOT_QUOTA, path)
+        path.reverse()  # root first
+        for parent_name, child_name in pairwise(path):
+            for changed in self._share_one_child(parent_name, child_name):
+                if changed != child_name and self.nodes[changed].children:
+                    self._share_down(changed, set())
+        if self.nodes[name].children:
+            self._share_down(name, set())
+
+    def _share_one_child(self, name: str, child_name: str) -> list[str]:
+        """Share `name`'s pool again after only `child_name`'s request changed; the children
+        whose runtime changed."""
+        node, child = self.nodes[name], self.nodes[child_name]
+        pool = self.pool if name == ROOT_QUOTA else node.runtime
+        runtime = dict(child.runtime)
+        for key in node.members:
+            if key not in child.max:
+                continue
+            available = pool.get(key, 0) if name == ROOT_QUOTA or key in pool else node.member_sum.get(key, 0)
+            now_enough = self._enough(node, key, available, node.member_sum.get(key, 0))
+            if not (now_enough and node.enough.get(key, False)):
+                return self._share_children(name)
+            cap = child.max[key]
+            wanted = child.request.get(key, 0)
+            wanted = wanted if wanted < cap else cap
+            runtime[key] = wanted if child.weights.get(key, 0) > 0 else min(wanted, child.min.get(key, 0))
+        if runtime == child.runtime:
+            return []
+        child.runtime = runtime
+        return [child_name]
 
     def runtimes(self) -> dict[str, Resource]:
         return {name: Resource(node.runtime) for name, node in self.nodes.items() if name != ROOT_QUOTA}

@@ -95,9 +95,7 @@ def _tree_specs(draw_mins: list[int]) -> list[ElasticQuotaSpec]:
     specs = [ElasticQuotaSpec("p", min=Resource({GPU: 30}), max=Resource({GPU: 60}), is_parent=True)]
     for i, m in enumerate(draw_mins):
         parent = "p" if i % 2 else ""
-        specs.append(
-            ElasticQuotaSpec(f"l{i}", min=Resource({GPU: m}), max=Resource({GPU: 50}), parent=parent)
-        )
+        specs.append(ElasticQuotaSpec(f"l{i}", min=Resource({GPU: m}), max=Resource({GPU: 50}), parent=parent))
     return specs
 
 
@@ -153,9 +151,7 @@ def test_non_lending_quota_keeps_its_whole_min_while_idle() -> None:
     tree = QuotaTree()
     tree.rebuild(
         [
-            ElasticQuotaSpec(
-                "keeper", min=Resource({GPU: 4}), max=Resource({GPU: 10}), allow_lent_resource=False
-            ),
+            ElasticQuotaSpec("keeper", min=Resource({GPU: 4}), max=Resource({GPU: 10}), allow_lent_resource=False),
             ElasticQuotaSpec("borrower", min=Resource({GPU: 0}), max=Resource({GPU: 10})),
         ]
     )
@@ -176,3 +172,92 @@ def test_child_max_above_parent_max_is_still_bounded_by_parent_runtime() -> None
     tree.set_pool({GPU: 100})
     tree.add_pod_request("c", Resource({GPU: 30}), 1)
     assert tree.runtimes()["c"][GPU] == 4
+
+
+CPU, MEM = "cpu", "memory"
+
+
+@st.composite
+def quota_forests(draw: st.DrawFn) -> list[ElasticQuotaSpec]:
+    """Two parents (one under the other) and leaves under each or under the root, with two keys,
+    some zero weights, some quotas that do not lend their min, and keys some leaves do not limit."""
+    specs = [
+        ElasticQuotaSpec("p", min=Resource({CPU: 20, MEM: 20}), max=Resource({CPU: 60, MEM: 80}), is_parent=True),
+        ElasticQuotaSpec("q", min=Resource({CPU: 5}), max=Resource({CPU: 30, MEM: 40}), parent="p", is_parent=True),
+    ]
+    for i in range(draw(st.integers(2, 7))):
+        keys = draw(st.sampled_from([(CPU,), (MEM,), (CPU, MEM)]))
+        specs.append(
+            ElasticQuotaSpec(
+                f"l{i}",
+                min=Resource({k: draw(st.integers(0, 15)) for k in keys}),
+                max=Resource({k: draw(st.integers(10, 50)) for k in keys}),
+                parent=draw(st.sampled_from(["", "p", "q"])),
+                allow_lent_resource=draw(st.booleans()),
+                shared_weight=Resource({k: draw(st.integers(0, 3)) for k in keys}) if draw(st.booleans()) else None,
+            )
+        )
+    return specs
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    quota_forests(),
+    st.lists(
+        st.tuples(
+            st.integers(0, 6), st.integers(1, 25), st.integers(0, 25), st.sampled_from(["add", "remove", "pool"])
+        ),
+        max_size=30,
+    ),
+    st.booleans(),
+)
+def test_a_pods_request_recomputed_on_its_path_equals_the_full_recompute(
+    specs: list[ElasticQuotaSpec], changes: list[tuple[int, int, int, str]], min_scaling: bool
+) -> None:
+    """The incremental path (requests up by difference, one child re-shared where every member
+    already had its request) gives exactly what a full recompute gives, whatever the pool, after
+    every change of a sequence (the incremental tree is never recomputed in full)."""
+    tree, oracle = QuotaTree(min_scaling=min_scaling), QuotaTree(min_scaling=min_scaling)
+    for each in (tree, oracle):
+        each.rebuild(specs)
+        each.set_pool({CPU: 40, MEM: 60})
+    leaves = [spec.name for spec in specs if not spec.is_parent]
+    held: list[tuple[str, Resource]] = []
+    for index, cpu, mem, action in changes:
+        for each in (tree, oracle):
+            if action == "pool":
+                each.set_pool({CPU: cpu * 4, MEM: mem * 4})
+            elif action == "remove" and held:
+                leaf, resource = held[index % len(held)]
+                each.add_pod_request(leaf, resource, -1)
+            elif action != "remove":
+                each.add_pod_request(leaves[index % len(leaves)], Resource({CPU: cpu, MEM: mem}), 1)
+        if action == "remove" and held:
+            held.pop(index % len(held))
+        elif action == "add":
+            held.append((leaves[index % len(leaves)], Resource({CPU: cpu, MEM: mem})))
+        oracle.recompute_all()
+        assert {n: node.request for n, node in tree.nodes.items()} == requests_by_definition(oracle)
+        assert tree.runtimes() == oracle.runtimes()
+
+
+def requests_by_definition(tree: QuotaTree) -> dict[str, dict[str, int]]:
+    """Every quota's request from its definition: a leaf's pods, a parent's children summed
+    (each capped at its max), at least the min of a quota that does not lend it."""
+    found: dict[str, dict[str, int]] = {}
+
+    def request(name: str) -> dict[str, int]:
+        node = tree.nodes[name]
+        total: dict[str, int] = {} if node.children else dict(node.pods)
+        for child in node.children:
+            for key, value in request(child).items():
+                cap = tree.nodes[child].spec.max.to_dict().get(key)
+                total[key] = total.get(key, 0) + (value if cap is None else min(value, cap))
+        if not node.spec.allow_lent_resource:
+            for key, value in node.spec.min.items():
+                total[key] = max(total.get(key, 0), value)
+        found[name] = total
+        return total
+
+    request("root")
+    return found
