@@ -38,14 +38,18 @@ class QuotaNode:
     member_mins: dict[str, dict[str, int]] = field(default_factory=dict)
     member_weights: dict[str, dict[str, int]] = field(default_factory=dict)
     # Kept as children's requests change, so one pod's request is not a walk over every sibling:
-    # the children's requests summed per key (each capped at the child's max), how many children
-    # name each key, the same sum over the members of each key, their mins' sum, and whether the
-    # last sharing of each key gave every member its request ("enough": no water-filling).
+    # the children's requests summed per key (each capped at the child's max); for the keys some
+    # child does not limit (`partial`), the same sum over the members only (for the others it is
+    # `child_sum`); the members' mins summed; whether the last sharing of each key gave every
+    # member its request ("enough": no water-filling).
     child_sum: dict[str, int] = field(default_factory=dict)
-    child_keys: dict[str, int] = field(default_factory=dict)
+    partial: frozenset[str] = frozenset()
     member_sum: dict[str, int] = field(default_factory=dict)
     total_min: dict[str, int] = field(default_factory=dict)
     enough: dict[str, bool] = field(default_factory=dict)
+
+    def members_request(self, key: str) -> int:
+        return self.member_sum.get(key, 0) if key in self.partial else self.child_sum.get(key, 0)
 
     def __post_init__(self) -> None:
         spec = self.spec
@@ -145,7 +149,7 @@ class QuotaTree:
             if before is not None and before.spec == spec:
                 # the same quota: keep its node (and its spec's vectors, read once), not its links
                 before.children, before.members, before.member_mins, before.member_weights = [], {}, {}, {}
-                before.total_min, before.enough = {}, {}
+                before.total_min, before.enough, before.partial = {}, {}, frozenset()
                 self.nodes[spec.name] = before
             else:
                 self.nodes[spec.name] = QuotaNode(spec, pods=before.pods if before is not None else {})
@@ -161,6 +165,7 @@ class QuotaTree:
                     node.member_mins.setdefault(key, {})[child] = member.min.get(key, 0)
                     node.member_weights.setdefault(key, {})[child] = member.weights.get(key, 0)
             node.total_min = {key: sum(mins.values()) for key, mins in node.member_mins.items()}
+            node.partial = frozenset(key for key, members in node.members.items() if len(members) < len(node.children))
         self._bottom_up = self._post_order()
         self.recompute_all()
 
@@ -192,8 +197,7 @@ class QuotaTree:
     def _own_request(self, name: str) -> dict[str, int]:
         node = self.nodes[name]
         if node.children:
-            counts = node.child_keys
-            request = {key: value for key, value in node.child_sum.items() if counts.get(key, 0) > 0}
+            request = dict(node.child_sum)
         else:
             request = dict(node.pods)
         if not node.spec.allow_lent_resource:
@@ -210,22 +214,49 @@ class QuotaTree:
         if parent_name is None or old == request:
             return
         parent = self.nodes[parent_name]
-        cap = node.max
+        cap, partial = node.max, parent.partial
+        child_sum, member_sum = parent.child_sum, parent.member_sum
         for value_of, sign in ((old, -1), (request, 1)):
             for key, value in value_of.items():
                 limit = cap.get(key)
                 capped = value if limit is None or value <= limit else limit
-                parent.child_sum[key] = parent.child_sum.get(key, 0) + sign * capped
-                parent.child_keys[key] = parent.child_keys.get(key, 0) + sign
-                if limit is not None:
-                    parent.member_sum[key] = parent.member_sum.get(key, 0) + sign * capped
+                child_sum[key] = child_sum.get(key, 0) + sign * capped
+                if limit is not None and key in partial:
+                    member_sum[key] = member_sum.get(key, 0) + sign * capped
+        for key in old:
+            # a key no child's request names any more leaves the parent's (a zero sum alone
+            # does not say so: a request may name a key at zero)
+            if (
+                key not in request
+                and child_sum.get(key) == 0
+                and not any(key in self.nodes[child].request for child in parent.children)
+            ):
+                del child_sum[key]
 
     def _requests_bottom_up(self) -> None:
+        """Every request and every parent's sums from scratch, children before parents."""
         nodes = self.nodes
-        for node in nodes.values():
-            node.request, node.child_sum, node.child_keys, node.member_sum = {}, {}, {}, {}
         for name in self._bottom_up:
-            self._set_request(name, self._own_request(name))
+            node = nodes[name]
+            child_sum: dict[str, int] = {}
+            member_sum: dict[str, int] = {}
+            partial = node.partial
+            for child_name in node.children:
+                child = nodes[child_name]
+                cap = child.max
+                for key, value in child.request.items():
+                    limit = cap.get(key)
+                    if limit is not None and value > limit:
+                        value = limit
+                    child_sum[key] = child_sum.get(key, 0) + value
+                    if partial and limit is not None and key in partial:
+                        member_sum[key] = member_sum.get(key, 0) + value
+            node.child_sum, node.member_sum = child_sum, member_sum
+            request = dict(child_sum) if node.children else dict(node.pods)
+            if not node.spec.allow_lent_resource:
+                for key, value in node.min.items():
+                    request[key] = max(request.get(key, 0), value)
+            node.request = request
 
     # -- runtime ------------------------------------------------------------------------
     def _share_children(self, name: str) -> list[str]:
@@ -240,8 +271,12 @@ class QuotaTree:
                 cap = member.max[key]
                 wanted = member.request.get(key, 0)
                 requests[member.spec.name] = wanted if wanted < cap else cap
-            available = pool.get(key, 0) if name == ROOT_QUOTA or key in pool else sum(requests.values())
-            node.enough[key] = self._enough(node, key, available, sum(requests.values()))
+            # the sum of `requests`, kept as requests change (members_request, inlined: hot)
+            requested = node.member_sum.get(key, 0) if key in node.partial else node.child_sum.get(key, 0)
+            available = pool.get(key, 0) if name == ROOT_QUOTA or key in pool else requested
+            node.enough[key] = available >= requested and not (
+                self.min_scaling and node.total_min.get(key, 0) > available
+            )
             for child, value in distribute(
                 available, node.member_mins[key], requests, node.member_weights[key], self.min_scaling
             ).items():
@@ -311,12 +346,15 @@ class QuotaTree:
         pool = self.pool if name == ROOT_QUOTA else node.runtime
         runtime = dict(child.runtime)
         for key in node.members:
-            if key not in child.max:
-                continue
-            available = pool.get(key, 0) if name == ROOT_QUOTA or key in pool else node.member_sum.get(key, 0)
-            now_enough = self._enough(node, key, available, node.member_sum.get(key, 0))
+            # every key: the parent's own pool may have moved with its request (through its
+            # parent's sharing), which matters wherever a key was short
+            requested = node.members_request(key)
+            available = pool.get(key, 0) if name == ROOT_QUOTA or key in pool else requested
+            now_enough = self._enough(node, key, available, requested)
             if not (now_enough and node.enough.get(key, False)):
                 return self._share_children(name)
+            if key not in child.max:
+                continue  # the child is not a member for this key: nothing of it changes
             cap = child.max[key]
             wanted = child.request.get(key, 0)
             wanted = wanted if wanted < cap else cap

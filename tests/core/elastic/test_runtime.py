@@ -261,3 +261,32 @@ def requests_by_definition(tree: QuotaTree) -> dict[str, dict[str, int]]:
 
     request("root")
     return found
+
+
+def test_a_request_in_a_key_the_child_does_not_limit_still_reshares_a_short_parent() -> None:
+    """Found by the property above: l1 limits memory only, yet its cpu request moves p's request,
+    so p's pool moves too, and p's cpu was short (a zero-weight, non-lending member): p's cpu
+    must be shared again, not only l1's keys."""
+    specs = [
+        ElasticQuotaSpec("p", min=Resource({CPU: 20, MEM: 20}), max=Resource({CPU: 60, MEM: 80}), is_parent=True),
+        ElasticQuotaSpec("q", min=Resource({CPU: 5}), max=Resource({CPU: 30, MEM: 40}), parent="p", is_parent=True),
+        ElasticQuotaSpec(
+            "l0",
+            min=Resource({CPU: 1}),
+            max=Resource({CPU: 10}),
+            parent="p",
+            allow_lent_resource=False,
+            shared_weight=Resource({CPU: 0}),
+        ),
+        ElasticQuotaSpec("l1", min=Resource({MEM: 0}), max=Resource({MEM: 10}), parent="p", allow_lent_resource=False),
+        ElasticQuotaSpec("l2", min=Resource({CPU: 0}), max=Resource({CPU: 10}), allow_lent_resource=False),
+    ]
+    tree, oracle = QuotaTree(), QuotaTree()
+    for each in (tree, oracle):
+        each.rebuild(specs)
+        each.set_pool({CPU: 40, MEM: 60})
+        for sign in [1] * 12 + [-1] * 7:
+            each.add_pod_request("l0", Resource({CPU: 1, MEM: 0}), sign)
+        each.add_pod_request("l1", Resource({CPU: 1, MEM: 0}), 1)
+    oracle.recompute_all()
+    assert tree.runtimes() == oracle.runtimes()
