@@ -129,6 +129,11 @@ def distribute(
     return given
 
 
+# Shared by the quotas whose sum is never written (leaves; a parent's member sum when every child
+# limits every key it shares): one empty dict instead of thousands per full recompute.
+_NEVER_WRITTEN: dict[str, int] = {}
+
+
 class QuotaTree:
     """The quota forest under the root with requests and runtimes kept current."""
 
@@ -238,9 +243,17 @@ class QuotaTree:
         nodes = self.nodes
         for name in self._bottom_up:
             node = nodes[name]
-            child_sum: dict[str, int] = {}
-            member_sum: dict[str, int] = {}
             partial = node.partial
+            if not node.children:
+                node.child_sum = node.member_sum = _NEVER_WRITTEN  # only a parent's sums are written
+                request = dict(node.pods)
+                if not node.spec.allow_lent_resource:
+                    for key, value in node.min.items():
+                        request[key] = max(request.get(key, 0), value)
+                node.request = request
+                continue
+            child_sum: dict[str, int] = {}
+            member_sum: dict[str, int] = {} if partial else _NEVER_WRITTEN
             for child_name in node.children:
                 child = nodes[child_name]
                 cap = child.max
@@ -252,7 +265,7 @@ class QuotaTree:
                     if partial and limit is not None and key in partial:
                         member_sum[key] = member_sum.get(key, 0) + value
             node.child_sum, node.member_sum = child_sum, member_sum
-            request = dict(child_sum) if node.children else dict(node.pods)
+            request = dict(child_sum)
             if not node.spec.allow_lent_resource:
                 for key, value in node.min.items():
                     request[key] = max(request.get(key, 0), value)
