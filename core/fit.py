@@ -98,14 +98,22 @@ def volume_masks(state: CoreState, ask: Ask) -> list[tuple[str, Mask]]:
         reason = catalog.claim_refusal(claim, ask.key)
         if reason is not None:
             return [(reason, np.zeros(size, dtype=np.bool_))]
+    views = [node_view(partition.nodes[index.name(pos)]) for pos in range(size)]
+    if len(ask.claims) == 1:
+        refusals = catalog.node_refusals(ask.claims[0], views)
+    else:  # claims of one pod must not take one volume: judged node by node
+        refusals = {}
+        for view in views:
+            reason, _ = catalog.plan(ask.claims, view)
+            if reason is not None:
+                refusals[view.name] = reason
     masks: dict[str, Mask] = {}
-    for pos in range(size):
-        node = partition.nodes[index.name(pos)]
-        reason, _ = catalog.plan(ask.claims, node_view(node))
-        if reason is not None:
-            mask = masks.get(reason)
-            if mask is None:
-                mask = masks[reason] = np.ones(size, dtype=np.bool_)
+    for name, reason in refusals.items():
+        mask = masks.get(reason)
+        if mask is None:
+            mask = masks[reason] = np.ones(size, dtype=np.bool_)
+        pos = index.position(name)
+        if pos is not None:
             mask[pos] = False
     return sorted(masks.items())
 

@@ -22,13 +22,14 @@ in one cycle never take the same volume.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 from core.objects.constraints import NodeSelectorTerm
 
 _T = TypeVar("_T")
+HOSTNAME = "kubernetes.io/hostname"
 READ_WRITE_ONCE_POD = "ReadWriteOncePod"
 NO_PROVISIONER = "kubernetes.io/no-provisioner"
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
@@ -98,6 +99,17 @@ class NodeView:
 
 def _any_term(terms: tuple[NodeSelectorTerm, ...], node: NodeView) -> bool:
     return not terms or any(term.matches(node.labels, node.name) for term in terms)
+
+
+def _hostnames(volume: PersistentVolume) -> frozenset[str] | None:
+    """The hostnames a volume's node affinity pins it to, when that is all it says (one term,
+    `kubernetes.io/hostname In [...]`); None for any other affinity."""
+    if len(volume.node_affinity) != 1 or len(volume.node_affinity[0].requirements) != 1:
+        return None
+    requirement = volume.node_affinity[0].requirements[0]
+    if requirement.field or requirement.key != HOSTNAME or requirement.operator != "In":
+        return None
+    return frozenset(requirement.values)
 
 
 def volume_node_conflict(volume: PersistentVolume, node: NodeView) -> str | None:
@@ -273,6 +285,61 @@ class VolumeCatalog:
             if best is None or (volume.capacity, volume.name) < (best.capacity, best.name):
                 best = volume
         return best
+
+    def node_refusals(self, key: str, nodes: Sequence[NodeView]) -> dict[str, str]:
+        """For a pod with this one claim (past `claim_refusal`): why each refused node refuses,
+        exactly as `on_node` says node by node, without looking at every volume for every node:
+        the candidate volumes are found once, and a volume pinned to hostnames (a local volume's
+        usual node affinity) is checked on its own nodes only."""
+        claim = self.claims[key]
+        by_name = {node.name: node for node in nodes}
+        volume_name = claim.volume_name or self._promised_volume.get(key, "")
+        if volume_name:
+            volume = self.volumes.get(volume_name)
+            if volume is None:
+                missing = f'persistentvolume "{volume_name}" of claim {key} not found'
+                return dict.fromkeys(by_name, missing)
+            refused: dict[str, str] = {}
+            hosts = _hostnames(volume)
+            for node in nodes:
+                if hosts is not None and node.name not in hosts:
+                    refused[node.name] = f"volume node affinity conflict (volume {volume.name})"
+                    continue
+                conflict = volume_node_conflict(volume, node)
+                if conflict is not None:
+                    refused[node.name] = conflict
+            return refused
+        promised = claim.selected_node or self._promised_node.get(key, "")
+        if promised:
+            message = f"claim {key} is being provisioned for node {promised}"
+            return {name: message for name in by_name if name != promised}
+        storage_class = self.class_of(claim)
+        assert storage_class is not None  # claim_refusal said so
+        covered: set[str] = set()
+        for volume in self._candidates(claim, storage_class.name):
+            hosts = _hostnames(volume)
+            on = [by_name[h] for h in hosts if h in by_name] if hosts is not None else nodes
+            covered.update(node.name for node in on if volume_node_conflict(volume, node) is None)
+        left = [node for node in nodes if node.name not in covered]
+        if storage_class.provisioner and storage_class.provisioner != NO_PROVISIONER:
+            outside = f"claim {key}: node outside the allowedTopologies of StorageClass {storage_class.name}"
+            return {node.name: outside for node in left if not _any_term(storage_class.allowed_topologies, node)}
+        none_here = f"no available PersistentVolume for claim {key} on this node"
+        return {node.name: none_here for node in left}
+
+    def _candidates(self, claim: PersistentVolumeClaim, class_name: str) -> list[PersistentVolume]:
+        """The volumes `_static_volume` may choose for the claim on some node."""
+        return [
+            volume
+            for volume in self.volumes.values()
+            if volume.storage_class == class_name
+            and not volume.released
+            and not (volume.claim and volume.claim != claim.key)
+            and self._volume_taken.get(volume.name, claim.key) == claim.key
+            and self._named_by_claim.get(volume.name, claim.key) == claim.key
+            and volume.capacity >= claim.request
+            and claim.access_modes <= volume.access_modes
+        ]
 
     def plan(self, claims: Iterable[str], node: NodeView) -> tuple[str | None, VolumePlan]:
         """Why the claims refuse the node, or None and what to write when the pod goes there."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.fit import node_view
 from core.objects.ask import Allocation
 from shim.convert_volumes import claim_from, storage_class_from, volume_from
 from tests.shim.pod_rules_world import Cluster
@@ -78,6 +79,7 @@ def test_claims_never_share_a_volume_and_pods_run_where_their_volumes_are(
         volumes_spec = [
             {"name": f"v{i}", "persistentVolumeClaim": {"claimName": c}} for i, c in enumerate(dict.fromkeys(mounts))
         ]
+        _fast_refusals_match_node_by_node(cluster)
         cluster.submit(f"p{p}", cpu="1", volumes=volumes_spec)
         cluster.schedule()
         for allocation in list(cluster.world.out.binds):
@@ -124,3 +126,21 @@ def _claims_of(cluster: Cluster, key: str) -> tuple[str, ...]:
     allocation = cluster.world.sched.allocation(key)
     assert allocation is not None
     return tuple(c.split("/", 1)[1] for c in allocation.claims)
+
+
+def _fast_refusals_match_node_by_node(cluster: Cluster) -> None:
+    """A one-claim pod's refusals found once per claim (local volumes on their own nodes only)
+    are what judging each node by itself gives."""
+    partition = cluster.world.sched._state.partition
+    catalog = partition.volumes
+    views = [node_view(node) for node in partition.nodes.values()]
+    for key in catalog.claims:
+        if catalog.claim_refusal(key, "") is not None:
+            continue
+        node_by_node = {}
+        for view in views:
+            reason, _ = catalog.plan([key], view)
+            if reason is not None:
+                node_by_node[view.name] = reason
+        assert catalog.node_refusals(key, views) == node_by_node
+
