@@ -13,6 +13,13 @@ Gang placeholders (core/gang/) use the same three calls, no new one:
   `a.node_id` (the placeholder's node); the core has already moved the usage over;
 - `evict(a, reason)` with `a.placeholder`: delete the placeholder pod. The core has already
   released it, so the pod's deletion coming back as `release_allocation` changes nothing.
+
+Volumes (core/objects/volumes.py) too: `bind(a)` with a non-empty `a.volume_plan` asks first for
+its writes, as kube-scheduler's binder makes them (each `(claim, volume)` of `plan.bind`: the
+volume's claimRef names the claim; each claim of `plan.provision`: its
+`volume.kubernetes.io/selected-node` annotation names `a.node_id`), and for the pod to be bound
+only once those claims show bound; if they do not, `release_allocation(a.key)` as for any bind
+that failed.
 """
 
 from __future__ import annotations
