@@ -165,9 +165,10 @@ def admissible(state: CoreState, leaf: Queue, app: Application, ask: Ask) -> boo
     if reason is not None:
         return False
     ugm = state.ugm
-    if not ugm.increase_tracked_resource(leaf.path, app.app_id, ask.resource, app.user):
-        return False
-    ugm.decrease_tracked_resource(leaf.path, app.app_id, ask.resource, app.user, not app.is_running)
+    if ugm.limits_apply(leaf.path) or not app.app_id:
+        if not ugm.increase_tracked_resource(leaf.path, app.app_id, ask.resource, app.user):
+            return False
+        ugm.decrease_tracked_resource(leaf.path, app.app_id, ask.resource, app.user, not app.is_running)
     quota = state.ask_quota.get(ask.key, DEFAULT_QUOTA)
     return state.quotas.check_admission(quota, ask.resource, ask.preemptible) is None
 
@@ -192,7 +193,10 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
         _park(state, app, ask, reason, now, rule)
         return None
     ugm = state.ugm
-    if not ugm.increase_tracked_resource(leaf.path, app.app_id, ask.resource, app.user):
+    # Where no limit applies on the path the increase cannot be refused: it is deferred to the
+    # commit (and summed per application there) instead of made and rolled back.
+    limited = ugm.limits_apply(leaf.path) or not app.app_id
+    if limited and not ugm.increase_tracked_resource(leaf.path, app.app_id, ask.resource, app.user):
         _park(state, app, ask, ugm.denial_reason(leaf.path, app.app_id, ask.resource, app.user), now, USER_LIMIT)
         return None
     quota = state.ask_quota.get(ask.key, DEFAULT_QUOTA)
@@ -210,7 +214,8 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
         if node_id is None:
             reason = reason or cluster_full or fit_reason(state, ask)
     if node_id is None:
-        ugm.decrease_tracked_resource(leaf.path, app.app_id, ask.resource, app.user, not app.is_running)
+        if limited:
+            ugm.decrease_tracked_resource(leaf.path, app.app_id, ask.resource, app.user, not app.is_running)
         if quota not in (DEFAULT_QUOTA, SYSTEM_QUOTA) and _preemption_may_help(state, ask):
             state.quota_sensitive_version = state.version
         if not held:
@@ -220,6 +225,8 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
         _park(state, app, ask, reason or "cannot run", now, rule)
         return None
     allocation = _commit(state, leaf, app, ask, quota, node_id, now, replaces)
+    if not limited:
+        ugm.defer_increase(leaf.path, app.app_id, ask.resource, app.user)
     if ask.placeholder:
         gang_steps.placeholder_placed(state, ask, now)
     return allocation

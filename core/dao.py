@@ -60,9 +60,7 @@ def _abs_used(queue: Queue) -> dict[str, int]:
     """Percentage of the max in use, per resource the max names."""
     if not queue.max:
         return {}
-    return {
-        key: int(queue.allocated.get(key, 0) * 100 // cap) for key, cap in sorted(queue.max.items()) if cap > 0
-    }
+    return {key: int(queue.allocated.get(key, 0) * 100 // cap) for key, cap in sorted(queue.max.items()) if cap > 0}
 
 
 def queue_document(state: CoreState, queue: Queue) -> dict[str, Any]:
@@ -82,9 +80,7 @@ def queue_document(state: CoreState, queue: Queue) -> dict[str, Any]:
         "properties": dict(sorted(queue.properties.items())),
         "submitACL": queue.submit_acl or "",
         **_preemption_fields(state, queue),
-        "children": [
-            queue_document(state, child) for child in sorted(queue.children.values(), key=lambda q: q.name)
-        ],
+        "children": [queue_document(state, child) for child in sorted(queue.children.values(), key=lambda q: q.name)],
     }
 
 

@@ -89,7 +89,5 @@ class SchedulerMetrics:
 
     def counters(self) -> dict[str, int]:
         return {
-            name: value
-            for name, value in vars(self).items()
-            if isinstance(value, int) and not isinstance(value, bool)
+            name: value for name, value in vars(self).items() if isinstance(value, int) and not isinstance(value, bool)
         }

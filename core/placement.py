@@ -185,9 +185,7 @@ class PlacementManager:
             path = f"{base}.{name}"
         bad = _invalid_part(path)
         if bad is not None:
-            return _Miss(
-                f"{bad!r} is not a valid queue name (letters, digits and _ : # / @ -, 1 to 64 characters)"
-            )
+            return _Miss(f"{bad!r} is not a valid queue name (letters, digits and _ : # / @ -, 1 to 64 characters)")
         return self._check_path(rule, path, pending, view, leaf=leaf)
 
     @staticmethod

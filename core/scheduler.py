@@ -392,6 +392,7 @@ class Scheduler:
         with self._locked() as state:
             if preempt(state, when):
                 self._work.set()  # the preemptors take the held room once their victims are gone
+            state.ugm.flush()  # the cycle's placements on paths without limits, summed per application
         self._state.metrics.cycle_latency.observe(time.perf_counter() - start)
         return placed
 

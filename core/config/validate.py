@@ -87,9 +87,7 @@ def _queue(
         for key in _exceeds(queue.max, parent.max):
             problems.append(f"{path}: max {key} {queue.max[key]} exceeds parent max {parent.max[key]}")
     if parent is not None and parent.max_applications and queue.max_applications > parent.max_applications:
-        problems.append(
-            f"{path}: maxapplications {queue.max_applications} exceeds parent's {parent.max_applications}"
-        )
+        problems.append(f"{path}: maxapplications {queue.max_applications} exceeds parent's {parent.max_applications}")
     _properties(queue.properties, f"{path}.properties", problems)
     for acl_name, acl in (("submitacl", queue.submit_acl), ("adminacl", queue.admin_acl)):
         if acl is not None and len(acl.strip().split()) > 2:
@@ -104,9 +102,7 @@ def _queue(
             total[key] = total.get(key, 0) + value
     for key, value in total.items():
         if queue.guaranteed is not None and key in queue.guaranteed and value > queue.guaranteed[key]:
-            problems.append(
-                f"{path}: children's guaranteed {key} {value} exceeds guaranteed {queue.guaranteed[key]}"
-            )
+            problems.append(f"{path}: children's guaranteed {key} {value} exceeds guaranteed {queue.guaranteed[key]}")
         if queue.max is not None and key in queue.max and value > queue.max[key]:
             problems.append(f"{path}: children's guaranteed {key} {value} exceeds max {queue.max[key]}")
     _limits(queue, path, ancestors, problems)
@@ -120,14 +116,10 @@ def _properties(props: Mapping[str, str], path: str, problems: list[str]) -> Non
         problems.append(f"{path}.{APPLICATION_SORT_POLICY}: unknown policy {policy!r} (fifo or fair)")
     priority = props.get(APPLICATION_SORT_PRIORITY)
     if priority is not None and priority.lower() not in SORT_PRIORITIES:
-        problems.append(
-            f"{path}.{APPLICATION_SORT_PRIORITY}: unknown value {priority!r} (enabled or disabled)"
-        )
+        problems.append(f"{path}.{APPLICATION_SORT_PRIORITY}: unknown value {priority!r} (enabled or disabled)")
     preemption = props.get(PREEMPTION_POLICY)
     if preemption is not None and preemption.lower() not in PREEMPTION_POLICIES:
-        problems.append(
-            f"{path}.{PREEMPTION_POLICY}: unknown policy {preemption!r} (default, fence or disabled)"
-        )
+        problems.append(f"{path}.{PREEMPTION_POLICY}: unknown policy {preemption!r} (default, fence or disabled)")
     delay = props.get(PREEMPTION_DELAY)
     if delay is not None:
         try:
@@ -185,14 +177,11 @@ def _limits(queue: QueueConfig, path: str, ancestors: list[QueueConfig], problem
             problems.append(f"{where}: sets neither maxresources nor maxapplications")
         if queue.max_applications and limit.max_applications > queue.max_applications:
             problems.append(
-                f"{where}: maxapplications {limit.max_applications} "
-                f"exceeds the queue's {queue.max_applications}"
+                f"{where}: maxapplications {limit.max_applications} exceeds the queue's {queue.max_applications}"
             )
         if not is_root and res is not None and queue.max is not None:
             for key in _exceeds(res, queue.max):
-                problems.append(
-                    f"{where}: maxresources {key} {res[key]} exceeds the queue max {queue.max[key]}"
-                )
+                problems.append(f"{where}: maxresources {key} {res[key]} exceeds the queue max {queue.max[key]}")
         _against_ancestors(limit, where, ancestors, problems)
     if group_wildcard and groups == {WILDCARD}:
         problems.append(f"{path}.limits: the '*' group limit may not be the only group limit")
@@ -271,8 +260,6 @@ def _rule(rule: PlacementRuleConfig, where: str, static: set[str], problems: lis
                 try:
                     re.compile(entry)
                 except re.error as err:
-                    problems.append(
-                        f"{where}.filter: {kind} entry {entry!r} is neither a name nor a regexp: {err}"
-                    )
+                    problems.append(f"{where}.filter: {kind} entry {entry!r} is neither a name nor a regexp: {err}")
     if rule.parent is not None:
         _rule(rule.parent, f"{where}.parent", static, problems)

@@ -76,4 +76,3 @@ class Node:
             return None
         add_into(target, allocation.resource, -1)
         return allocation
-

@@ -250,9 +250,7 @@ class Partition:
     def place(self, ask: Ask) -> tuple[Queue | None, str]:
         """The leaf queue a new application goes to (created when a rule says so), or a reason."""
         result = self.placement.place(
-            PlacementRequest(
-                application_id=ask.application_id, queue=ask.queue, user=ask.user, tags=dict(ask.tags)
-            ),
+            PlacementRequest(application_id=ask.application_id, queue=ask.queue, user=ask.user, tags=dict(ask.tags)),
             self,
         )
         if result.queue_path is None:

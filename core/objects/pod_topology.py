@@ -224,8 +224,10 @@ class PodTopology:
     def may_break(self, pod: PodRules, key: str) -> bool:
         """Whether the placed pod `key` going could take away what `pod`'s affinity needs."""
         placed = self._pods.get(key)
-        return bool(pod.affinity) and placed is not None and pod.matches_all_affinity(
-            placed[1], self.namespace_labels(placed[1])
+        return (
+            bool(pod.affinity)
+            and placed is not None
+            and pod.matches_all_affinity(placed[1], self.namespace_labels(placed[1]))
         )
 
     def counts(self, selector: Selector) -> dict[str, int]:

@@ -158,7 +158,7 @@ def _rules_check(
     topology = state.partition.topology
     pos = state.partition.node_index.position(node_id)
     allowed = pos is not None and all(mask[pos] for _, mask in rules)
-    related = (topology.may_break if allowed else topology.may_lift)
+    related = topology.may_break if allowed else topology.may_lift
     if not any(related(ask.pod, c.allocation.key) for c in candidates):
         return None if allowed else False
 

@@ -109,9 +109,7 @@ class LimitTable:
     def named_user_paths(self, user: str, queue_paths: Iterable[str]) -> frozenset[str]:
         """The queues among `queue_paths` where `user` has a limit of their own (not `*`): there
         the user's limit takes precedence over group limits (seed 000)."""
-        return frozenset(
-            path for path in queue_paths if path in self.queues and user in self.queues[path].users
-        )
+        return frozenset(path for path in queue_paths if path in self.queues and user in self.queues[path].users)
 
     def resolve_group(self, queue_path: str, groups: tuple[str, ...]) -> str | None:
         """The group an application in `queue_path` of a user in `groups` is tracked against.

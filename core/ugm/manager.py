@@ -26,6 +26,13 @@ happen: the tracker the increase holds is pinned, hence still in the map. Emptin
 step 3 without the tracker's lock: with no pins and the manager lock held, nothing else can be
 touching that tree.
 
+Where no queue of a pod's path has a limit of any user or group (`limits_apply` False), an
+increase cannot be refused: the scheduler then hands the placed pod's usage to `defer_increase`,
+which sums it per queue path, application and user, and the sums are applied as forced
+increases in one pass (`flush`) before anything else reads, checks or changes usage, and at the
+end of each scheduling cycle. Tracking one pod there costs a dict update instead of walking two
+trees under three locks; every reader still sees every placed pod.
+
 A configuration change builds the new limit table without any lock, then under the manager
 lock swaps it in and re-applies it to every tracker (each under its own lock), bumping the
 table generation. Step 2 retries from step 1 when its trackers' generation differs from the
@@ -44,7 +51,7 @@ from typing import Any, TypeVar
 
 from core.config.schema import PartitionConfig
 from core.objects.ask import UserGroup
-from core.resources import Resource
+from core.resources import Resource, add_into
 from core.ugm.documents import UsageSample, group_document, usage_samples, user_document
 from core.ugm.limits import LimitTable, TrackingKind
 from core.ugm.queue_tracker import Levels, QueuePathError, path_levels
@@ -83,6 +90,8 @@ class UserGroupManager:
         self._groups: dict[str, GroupTracker] = {}
         self._table = LimitTable()
         self._generation = 0
+        self._limited: dict[str, bool] = {}  # per queue path: whether any level has a limit (this table)
+        self._deferred: dict[tuple[str, str, UserGroup], dict[str, int]] = {}
 
     # configuration
 
@@ -95,11 +104,45 @@ class UserGroupManager:
                 return
             self._generation += 1
             self._table = table
+            self._limited = {}
             for tracker in chain(self._users.values(), self._groups.values()):
                 with tracker.lock:
                     tracker.apply_limits(table, self._generation)
 
     # tracking
+
+    def limits_apply(self, queue_path: str) -> bool:
+        """Whether any queue on the path, root included, has a limit of any user or group (an
+        invalid path counts as limited: the full increase reports it)."""
+        known = self._limited.get(queue_path)
+        if known is None:
+            try:
+                levels = path_levels(queue_path)
+            except QueuePathError:
+                return True
+            with self._lock:
+                known = self._limited[queue_path] = self._table.limits_any(path for _, path in levels)
+        return known
+
+    def defer_increase(self, queue_path: str, application_id: str, usage: Mapping[str, int], user: UserGroup) -> None:
+        """Track a placed pod's usage on a path where `limits_apply` is False (so no limit can
+        refuse it): summed per path, application and user until the next `flush`."""
+        key = (queue_path, application_id, user)
+        with self._lock:
+            total = self._deferred.get(key)
+            if total is None:
+                self._deferred[key] = _plain(usage)
+            else:
+                add_into(total, usage, 1)
+
+    def flush(self) -> None:
+        """Apply the deferred usage (forced increases: no limit applied when it was placed)."""
+        if not self._deferred:
+            return
+        with self._lock:
+            batch, self._deferred = self._deferred, {}
+        for (queue_path, application_id, user), usage in batch.items():
+            self.increase_tracked_resource(queue_path, application_id, usage, user, force=True)
 
     def increase_tracked_resource(
         self,
@@ -117,6 +160,8 @@ class UserGroupManager:
         the limit check: recovery of pods that are already running must be tracked even when
         a limit (perhaps lowered since) says no.
         """
+        if self._deferred:
+            self.flush()
         levels = self._levels(queue_path, application_id, user)
         if levels is None:
             return False
@@ -140,6 +185,7 @@ class UserGroupManager:
         remove_app: bool,
     ) -> None:
         """Remove a gone pod's usage; `remove_app` when it was the application's last one."""
+        self.flush()
         levels = self._levels(queue_path, application_id, user)
         if levels is None:
             return
@@ -156,10 +202,9 @@ class UserGroupManager:
             if done:
                 return
 
-    def denial_reason(
-        self, queue_path: str, application_id: str, usage: Mapping[str, int], user: UserGroup
-    ) -> str:
+    def denial_reason(self, queue_path: str, application_id: str, usage: Mapping[str, int], user: UserGroup) -> str:
         """Why `increase_tracked_resource` with these arguments says no: who, where, which limit."""
+        self.flush()
         try:
             levels = path_levels(queue_path)
         except QueuePathError as err:
@@ -176,9 +221,7 @@ class UserGroupManager:
                 if group_name == _UNKNOWN:
                     group_name = table.resolve_group(queue_path, user.groups)
                 if group_name is not None:
-                    group_tracker = self._groups.get(group_name) or GroupTracker(
-                        group_name, table, self._generation
-                    )
+                    group_tracker = self._groups.get(group_name) or GroupTracker(group_name, table, self._generation)
                     exempt = table.named_user_paths(user.user, (path for _, path in levels))
                     with group_tracker.lock:
                         denial = group_tracker.check_increase(levels, application_id, usage, table, exempt)
@@ -189,27 +232,32 @@ class UserGroupManager:
     # documents
 
     def users_documents(self) -> list[dict[str, Any]]:
+        self.flush()
         with self._lock:
             trackers = [self._users[name] for name in sorted(self._users)]
             return [self._locked(tracker, user_document) for tracker in trackers]
 
     def groups_documents(self) -> list[dict[str, Any]]:
+        self.flush()
         with self._lock:
             trackers = [self._groups[name] for name in sorted(self._groups)]
             return [self._locked(tracker, group_document) for tracker in trackers]
 
     def user_document(self, name: str) -> dict[str, Any] | None:
+        self.flush()
         with self._lock:
             tracker = self._users.get(name)
             return None if tracker is None else self._locked(tracker, user_document)
 
     def group_document(self, name: str) -> dict[str, Any] | None:
+        self.flush()
         with self._lock:
             tracker = self._groups.get(name)
             return None if tracker is None else self._locked(tracker, group_document)
 
     def usage_samples(self) -> list[UsageSample]:
         """Usage and limit of every tracked user and group at every tracked queue."""
+        self.flush()
         with self._lock:
             samples: list[UsageSample] = []
             for tracker in chain(self._users.values(), self._groups.values()):
@@ -220,6 +268,7 @@ class UserGroupManager:
     def resource_limits(self, queue_path: str, user: UserGroup) -> list[tuple[str, str, Resource]]:
         """(who, queue, max resources) of every user or group limit that applies to `user`'s
         applications in `queue_path`, from the root down (a gang's size is checked against them)."""
+        self.flush()
         with self._lock:
             table = self._table
         found: list[tuple[str, str, Resource]] = []

@@ -105,9 +105,7 @@ def check_increase(
             if application_id not in running and len(running) + 1 > limit.max_applications:
                 return applications_denial(kind, owner, path, limit.max_applications)
         exceeded = [
-            key
-            for key, cap in limit.resource_caps
-            if usage.get(key, 0) > 0 and used.get(key, 0) + usage[key] > cap
+            key for key, cap in limit.resource_caps if usage.get(key, 0) > 0 and used.get(key, 0) + usage[key] > cap
         ]
         if exceeded:
             maximum = dict(limit.resource_caps)

@@ -57,14 +57,10 @@ class Tracker(ABC):
         the queues in `exempt`."""
         return check_increase(self.queues, levels, application_id, usage, table, self.kind, self.name, exempt)
 
-    def increase(
-        self, levels: Levels, application_id: str, usage: Mapping[str, int], table: LimitTable
-    ) -> None:
+    def increase(self, levels: Levels, application_id: str, usage: Mapping[str, int], table: LimitTable) -> None:
         apply_increase(self.queues, levels, application_id, usage, table, self.kind, self.name)
 
-    def decrease(
-        self, levels: Levels, application_id: str, usage: Mapping[str, int], remove_app: bool
-    ) -> None:
+    def decrease(self, levels: Levels, application_id: str, usage: Mapping[str, int], remove_app: bool) -> None:
         apply_decrease(self.queues, levels, application_id, usage, remove_app, self.name)
 
     def apply_limits(self, table: LimitTable, generation: int) -> None:

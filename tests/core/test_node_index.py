@@ -78,17 +78,13 @@ def test_node_selector_and_required_affinity() -> None:
     )
     selector = NodeConstraints(node_selector=(("zone", "y"),))
     assert index.select(Resource({"vcore": 1}), selector) == "b"
-    many_gpus = NodeConstraints(
-        required_terms=(NodeSelectorTerm((NodeSelectorRequirement("gpu", "Gt", ("4",)),)),)
-    )
+    many_gpus = NodeConstraints(required_terms=(NodeSelectorTerm((NodeSelectorRequirement("gpu", "Gt", ("4",)),)),))
     assert index.select(Resource({"vcore": 1}), many_gpus) == "b"
     by_name = NodeConstraints(
         required_terms=(NodeSelectorTerm((NodeSelectorRequirement("metadata.name", "In", ("a",), field=True),)),)
     )
     assert index.select(Resource({"vcore": 1}), by_name) == "a"
-    nowhere = NodeConstraints(
-        required_terms=(NodeSelectorTerm((NodeSelectorRequirement("zone", "DoesNotExist"),)),)
-    )
+    nowhere = NodeConstraints(required_terms=(NodeSelectorTerm((NodeSelectorRequirement("zone", "DoesNotExist"),)),))
     assert index.select(Resource({"vcore": 1}), nowhere) is None
     assert index.explain(Resource({"vcore": 1}), nowhere) == "no node fits: 2 node affinity mismatch"
 

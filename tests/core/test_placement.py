@@ -52,9 +52,7 @@ def place(rules: list[PlacementRuleConfig], req: PlacementRequest, tree: Tree) -
     return PlacementManager(rules).place(req, tree)
 
 
-NAMESPACE_UNDER_PARENT = rule(
-    "tag", TAG_NAMESPACE, create=True, parent=rule("tag", TAG_PARENT_QUEUE, create=False)
-)
+NAMESPACE_UNDER_PARENT = rule("tag", TAG_NAMESPACE, create=True, parent=rule("tag", TAG_PARENT_QUEUE, create=False))
 
 
 # -- seed 004: namespace mapping with parent queues --------------------------------------------
@@ -109,11 +107,7 @@ def test_missing_parent_tag_means_no_match() -> None:
 
 
 def test_nested_parent_rules_chain() -> None:
-    rules = [
-        rule(
-            "user", create=True, parent=rule("fixed", "teams", parent=rule("fixed", "root.org"), create=True)
-        )
-    ]
+    rules = [rule("user", create=True, parent=rule("fixed", "teams", parent=rule("fixed", "root.org"), create=True))]
     result = place(rules, request(), Tree({"root.org": False}))
     assert result.queue_path == "root.org.teams.alice"
     assert result.to_create == ("root.org.teams", "root.org.teams.alice")

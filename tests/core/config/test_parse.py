@@ -92,8 +92,13 @@ def test_quantities_that_make_sense_today_get_no_old_unit_warning() -> None:
         text = text.replace(f"memory: {old}", f"memory: {new}").replace(f"vcore: {old}", f"vcore: {new}")
     warned = {w.split(":")[0] for w in load_config(text).warnings}
     assert not any("advertisement" in where for where in warned)
-    assert load_config("partitions: [{name: default, queues: [{name: root, queues: [{name: a, "
-                       "resources: {max: {memory: 2Mi, vcore: '500m'}}}]}]}]").warnings == ()
+    assert (
+        load_config(
+            "partitions: [{name: default, queues: [{name: root, queues: [{name: a, "
+            "resources: {max: {memory: 2Mi, vcore: '500m'}}}]}]}]"
+        ).warnings
+        == ()
+    )
 
 
 def test_seed_004_tag_example_loads_and_warns_stateaware_is_fifo() -> None:

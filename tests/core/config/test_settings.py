@@ -26,9 +26,7 @@ def test_bad_durations_are_refused(text: object) -> None:
 def test_defaults_when_nothing_is_set() -> None:
     s = parse_settings({})
     assert s == Settings()
-    assert (
-        s.scheduler_name == "herder" and s.recycle_delay == 120.0 and s.system_namespaces == ("kube-system",)
-    )
+    assert s.scheduler_name == "herder" and s.recycle_delay == 120.0 and s.system_namespaces == ("kube-system",)
 
 
 def test_values_are_converted_from_strings() -> None:

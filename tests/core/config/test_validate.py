@@ -106,9 +106,7 @@ def test_fixed_rule_to_existing_queue_or_with_create_is_accepted() -> None:
 
 
 def test_node_sort_policy_type_and_weights() -> None:
-    problems = _problems(
-        _config(_root(), nodesortpolicy={"type": "random", "resourceweights": {"vcore": -1}})
-    )
+    problems = _problems(_config(_root(), nodesortpolicy={"type": "random", "resourceweights": {"vcore": -1}}))
     assert any("nodesortpolicy.type" in p for p in problems)
     assert any("nodesortpolicy.resourceweights.vcore" in p for p in problems)
 
@@ -128,9 +126,7 @@ def test_limit_user_and_group_names_are_valid() -> None:
 
 
 def test_limit_names_are_not_repeated_in_a_queue() -> None:
-    _one(
-        _limited({"users": ["sue"], "maxapplications": 1}, {"users": ["sue"], "maxapplications": 2}), "'sue'"
-    )
+    _one(_limited({"users": ["sue"], "maxapplications": 1}, {"users": ["sue"], "maxapplications": 2}), "'sue'")
 
 
 def test_named_limit_may_not_follow_the_wildcard() -> None:
@@ -160,9 +156,7 @@ def test_limit_maxresources_fits_the_queue_max() -> None:
 
 def test_partition_limits_must_equal_root_limits_when_both_set() -> None:
     root = _root(limits=[{"users": ["a"], "maxapplications": 1}])
-    _one(
-        _config(root, limits=[{"users": ["b"], "maxapplications": 1}]), "partitions[default].limits", "differ"
-    )
+    _one(_config(root, limits=[{"users": ["b"], "maxapplications": 1}]), "partitions[default].limits", "differ")
 
 
 def _nested(parent_limit: dict[str, object], child_limit: dict[str, object]) -> str:
@@ -182,17 +176,13 @@ def test_child_group_limit_fits_ancestor_wildcard_limit() -> None:
     child = {"groups": ["dev"], "maxapplications": 3}
     child_q = {"name": "b", "limits": [child]}
     source = _config(
-        _root(
-            {"name": "a", "limits": [{"groups": ["ops"], "maxapplications": 1}, parent], "queues": [child_q]}
-        )
+        _root({"name": "a", "limits": [{"groups": ["ops"], "maxapplications": 1}, parent], "queues": [child_q]})
     )
     _one(source, "root.a.b.limits[0]", "group 'dev'", "maxapplications")
 
 
 def test_child_unlimited_apps_under_limited_ancestor_is_refused() -> None:
-    source = _nested(
-        {"users": ["sue"], "maxapplications": 2}, {"users": ["sue"], "maxresources": {"memory": 1}}
-    )
+    source = _nested({"users": ["sue"], "maxapplications": 2}, {"users": ["sue"], "maxresources": {"memory": 1}})
     _one(source, "root.a.b.limits[0]", "unlimited")
 
 

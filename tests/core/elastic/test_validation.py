@@ -66,9 +66,7 @@ def test_a_child_limits_only_resources_its_parent_limits() -> None:
 
 
 def test_a_parent_cannot_stop_limiting_a_resource_its_children_limit() -> None:
-    memory_only = ElasticQuotaSpec(
-        "org", "org", Resource({"memory": 1}), Resource({"memory": 2}), is_parent=True
-    )
+    memory_only = ElasticQuotaSpec("org", "org", Resource({"memory": 1}), Resource({"memory": 2}), is_parent=True)
     assert "quota team: max names vcore which its parent org's max does not" in validate_quota_change(
         TREE, memory_only, {}
     )

@@ -132,7 +132,6 @@ def test_a_rejected_application_is_listed_once_however_many_pods_it_has() -> Non
     assert len([e for e in world.out.reasons("Rejected") if e.object_id == "job"]) == 1
 
 
-
 def test_seed_004_parent_mapping_a_childless_queue_a_rule_names_as_parent_becomes_one() -> None:
     world = World(SEED_004_PARENT_MAPPING)
     world.node("n1", cpu=16)

@@ -19,6 +19,8 @@ partitions:
               - {limit: one app each, users: ['*'], maxapplications: 1}
 """
 
+NO_LIMITS = LIMITS.split("            limits:")[0]
+
 
 def test_a_user_limit_denial_leaves_queue_node_and_quota_untouched() -> None:
     world = World(LIMITS)
@@ -198,3 +200,17 @@ def test_a_pod_naming_a_parent_quota_waits_and_runs_once_the_quota_is_a_leaf() -
     world.quota("org", min={"cpu": 4}, max={"cpu": 8})
     assert world.schedule() == {"p1": "n1"}
     assert world.sched.quota_of("p1") == "org"
+
+
+def test_usage_placed_where_no_limit_applied_counts_once_a_limit_is_added() -> None:
+    world = World(NO_LIMITS)
+    world.node("n1", cpu=8)
+    world.pods(2, queue="root.a", user="ann")
+    assert len(world.schedule()) == 2
+    assert world.user_usage("ann", "root.a")["vcore"] == 2000
+    world.configure(LIMITS)
+    world.pod("extra", queue="root.a", user="ann")
+    assert world.schedule() == {}
+    assert world.reason("extra") == (
+        "user ann would exceed maxresources at root.a: vcore 2000m used + 1000m asked > 2000m"
+    )

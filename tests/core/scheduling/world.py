@@ -69,7 +69,7 @@ def queues_config(children: str, *, root_properties: str = "", partition: str = 
     extra = f"\n    {partition}" if partition else ""
     return (
         "partitions:\n  - name: default\n    placementrules: [{name: provided}]"
-        f"{extra}\n    queues:\n      - name: root\n        submitacl: \"*\"{props}\n        queues:\n{body}\n"
+        f'{extra}\n    queues:\n      - name: root\n        submitacl: "*"{props}\n        queues:\n{body}\n'
     )
 
 

@@ -53,10 +53,7 @@ def main() -> None:
     second, _ = config(scale=2)
     ugm = UserGroupManager()
     ugm.update_config(first)
-    users = [
-        UserGroup(f"user-{u}", (f"group-{u % GROUPS}", f"group-{(u * 13 + 1) % GROUPS}"))
-        for u in range(USERS)
-    ]
+    users = [UserGroup(f"user-{u}", (f"group-{u % GROUPS}", f"group-{(u * 13 + 1) % GROUPS}")) for u in range(USERS)]
     pod = Resource({"vcore": 500, "memory": 2**30, "pods": 1})
     home = {user.user: rng.choice(leaves) for user in users}
     for user in users:
@@ -67,9 +64,7 @@ def main() -> None:
     for i in range(CALLS):
         user = users[rng.randrange(USERS)]
         new = i % 2 == 1
-        calls.append(
-            (home[user.user], f"{user.user}-new{i}" if new else f"{user.user}-app{i % 4 // 2}", user, new)
-        )
+        calls.append((home[user.user], f"{user.user}-new{i}" if new else f"{user.user}-app{i % 4 // 2}", user, new))
 
     start = time.perf_counter()
     for path, app, user, _new in calls:

@@ -117,9 +117,7 @@ def test_increase_resolved_before_a_config_change_is_checked_against_the_new_lim
     increase.start()
     assert resolved.wait(10)
     # The increase will create the user's root.lab level: it must get the new limit.
-    ugm.update_config(
-        partition(queue("root", queue("team"), queue("lab", limits=(limit(users=("*",), vcore=3),))))
-    )
+    ugm.update_config(partition(queue("root", queue("team"), queue("lab", limits=(limit(users=("*",), vcore=3),)))))
     resume.set()
     increase.join(10)
     assert results == [False]
@@ -185,14 +183,10 @@ def test_many_users_sharing_one_group_keep_exact_totals_and_leave_nothing_behind
 
 def test_config_changes_during_updates_leave_every_tracker_on_the_last_limits() -> None:
     first = partition(
-        queue(
-            "root", queue("team", limits=(limit(users=("*",), apps=900), limit(groups=("dev",), apps=9000)))
-        )
+        queue("root", queue("team", limits=(limit(users=("*",), apps=900), limit(groups=("dev",), apps=9000))))
     )
     last = partition(
-        queue(
-            "root", queue("team", limits=(limit(users=("*",), apps=400), limit(groups=("dev",), apps=3000)))
-        )
+        queue("root", queue("team", limits=(limit(users=("*",), apps=400), limit(groups=("dev",), apps=3000))))
     )
     ugm = manager(queue("root", queue("team")))
     ugm.update_config(first)

@@ -30,9 +30,7 @@ def test_new_wildcard_limit_reaches_every_existing_user_without_a_named_limit() 
         assert ugm.increase_tracked_resource("root.team", f"{name}-1", cores(1), who(name))
     assert ugm.increase_tracked_resource("root.team", "sue-1", cores(1), who("sue"))
     ugm.update_config(
-        partition(
-            queue("root", queue("team", limits=(limit(users=("sue",), apps=5), limit(users=("*",), apps=1))))
-        )
+        partition(queue("root", queue("team", limits=(limit(users=("sue",), apps=5), limit(users=("*",), apps=1)))))
     )
     assert limits_at(ugm.user_document("ann"), "root.team") == ({}, 1)
     assert limits_at(ugm.user_document("bob"), "root.team") == ({}, 1)
@@ -52,9 +50,7 @@ def test_group_limits_are_reapplied_to_live_group_trackers() -> None:
 def test_config_change_creates_no_tracker_and_no_queue_level() -> None:
     ugm = manager(queue("root", queue("a"), queue("b")))
     assert ugm.increase_tracked_resource("root.a", "app-1", cores(1), who("ann"))
-    ugm.update_config(
-        partition(queue("root", queue("a"), queue("b", limits=(limit(users=("ann", "bob"), vcore=1),))))
-    )
+    ugm.update_config(partition(queue("root", queue("a"), queue("b", limits=(limit(users=("ann", "bob"), vcore=1),)))))
     assert [doc["userName"] for doc in ugm.users_documents()] == ["ann"]
     assert limits_at(ugm.user_document("ann"), "root.b") is None
     # The level created later gets the limit of the configuration in force.

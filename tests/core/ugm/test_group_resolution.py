@@ -25,9 +25,7 @@ def test_first_configured_group_the_user_belongs_to_wins_in_config_order() -> No
 
 
 def test_wildcard_group_is_used_when_no_named_group_matches_at_that_level() -> None:
-    ugm = manager(
-        queue("root", queue("team", limits=(limit(groups=("dev",), apps=5), limit(groups=("*",), apps=9))))
-    )
+    ugm = manager(queue("root", queue("team", limits=(limit(groups=("dev",), apps=5), limit(groups=("*",), apps=9)))))
     assert ugm.increase_tracked_resource("root.team", "app-1", cores(1), who("ann", "sales"))
     assert group_of(ugm, "ann", "app-1") == "*"
     assert ugm.group_document("*") is not None
@@ -35,9 +33,7 @@ def test_wildcard_group_is_used_when_no_named_group_matches_at_that_level() -> N
 
 
 def test_named_group_beats_wildcard_group_at_the_same_level() -> None:
-    ugm = manager(
-        queue("root", queue("team", limits=(limit(groups=("dev",), apps=5), limit(groups=("*",), apps=9))))
-    )
+    ugm = manager(queue("root", queue("team", limits=(limit(groups=("dev",), apps=5), limit(groups=("*",), apps=9)))))
     assert ugm.increase_tracked_resource("root.team", "app-1", cores(1), who("joe", "dev"))
     assert group_of(ugm, "joe", "app-1") == "dev"
 
@@ -79,9 +75,7 @@ def test_no_group_is_tracked_when_no_group_limit_matches_anywhere() -> None:
 
 
 def test_user_without_groups_is_not_tracked_against_the_wildcard_group() -> None:
-    ugm = manager(
-        queue("root", queue("team", limits=(limit(groups=("dev",), apps=1), limit(groups=("*",), apps=1))))
-    )
+    ugm = manager(queue("root", queue("team", limits=(limit(groups=("dev",), apps=1), limit(groups=("*",), apps=1)))))
     assert ugm.increase_tracked_resource("root.team", "app-1", cores(1), who("nobody"))
     assert ugm.increase_tracked_resource("root.team", "app-2", cores(1), who("nobody"))
     assert ugm.groups_documents() == []
@@ -104,9 +98,7 @@ def test_group_is_fixed_for_the_application_life_even_when_config_changes() -> N
 
 
 def test_group_is_fixed_even_when_the_users_groups_change() -> None:
-    ugm = manager(
-        queue("root", queue("team", limits=(limit(groups=("dev",), apps=5), limit(groups=("qa",), apps=5))))
-    )
+    ugm = manager(queue("root", queue("team", limits=(limit(groups=("dev",), apps=5), limit(groups=("qa",), apps=5)))))
     assert ugm.increase_tracked_resource("root.team", "app-1", cores(1), who("joe", "dev"))
     assert ugm.increase_tracked_resource("root.team", "app-1", cores(1), who("joe", "qa"))
     assert group_of(ugm, "joe", "app-1") == "dev"
@@ -114,9 +106,7 @@ def test_group_is_fixed_even_when_the_users_groups_change() -> None:
 
 
 def test_application_resolves_again_after_it_stopped_running() -> None:
-    ugm = manager(
-        queue("root", queue("team", limits=(limit(groups=("dev",), apps=5), limit(groups=("qa",), apps=5))))
-    )
+    ugm = manager(queue("root", queue("team", limits=(limit(groups=("dev",), apps=5), limit(groups=("qa",), apps=5)))))
     assert ugm.increase_tracked_resource("root.team", "app-1", cores(1), who("joe", "dev"))
     ugm.decrease_tracked_resource("root.team", "app-1", cores(1), who("joe", "dev"), remove_app=True)
     assert ugm.increase_tracked_resource("root.team", "app-1", cores(1), who("joe", "qa"))

@@ -9,9 +9,7 @@ GIB = 2**30
 
 
 def test_named_user_limit_beats_the_wildcard_user_limit() -> None:
-    ugm = manager(
-        queue("root", queue("team", limits=(limit(users=("sue",), vcore=5), limit(users=("*",), vcore=1))))
-    )
+    ugm = manager(queue("root", queue("team", limits=(limit(users=("sue",), vcore=5), limit(users=("*",), vcore=1)))))
     assert ugm.increase_tracked_resource("root.team", "sue-1", cores(4), who("sue"))
     assert not ugm.increase_tracked_resource("root.team", "bob-1", cores(2), who("bob"))
     assert ugm.increase_tracked_resource("root.team", "bob-1", cores(1), who("bob"))
@@ -63,9 +61,7 @@ def test_a_named_group_limit_is_shared_by_all_its_members() -> None:
 
 
 def test_user_and_group_limits_must_both_allow_an_increase() -> None:
-    ugm = manager(
-        queue("root", queue("team", limits=(limit(users=("*",), vcore=10), limit(groups=("dev",), vcore=4))))
-    )
+    ugm = manager(queue("root", queue("team", limits=(limit(users=("*",), vcore=10), limit(groups=("dev",), vcore=4)))))
     assert not ugm.increase_tracked_resource("root.team", "joe-1", cores(5), who("joe", "dev"))
     assert ugm.denial_reason("root.team", "joe-1", cores(5), who("joe", "dev")) == (
         "group dev would exceed maxresources at root.team: vcore 0m used + 5000m asked > 4000m"
@@ -76,9 +72,7 @@ def test_user_and_group_limits_must_both_allow_an_increase() -> None:
 def test_named_user_limit_takes_precedence_over_the_group_limit_at_that_queue() -> None:
     # Seed 000: a user with a limit of their own works by it, whatever their group's says.
     ugm = manager(
-        queue(
-            "root", queue("team", limits=(limit(users=("joe",), vcore=10), limit(groups=("dev",), vcore=4)))
-        )
+        queue("root", queue("team", limits=(limit(users=("joe",), vcore=10), limit(groups=("dev",), vcore=4))))
     )
     assert ugm.increase_tracked_resource("root.team", "joe-1", cores(8), who("joe", "dev"))
     assert not ugm.increase_tracked_resource("root.team", "joe-1", cores(3), who("joe", "dev"))
@@ -175,9 +169,7 @@ def test_a_usage_exactly_at_the_limit_is_allowed() -> None:
 
 
 def test_denied_increase_changes_nothing_for_user_or_group() -> None:
-    ugm = manager(
-        queue("root", queue("team", limits=(limit(users=("*",), vcore=10), limit(groups=("dev",), vcore=3))))
-    )
+    ugm = manager(queue("root", queue("team", limits=(limit(users=("*",), vcore=10), limit(groups=("dev",), vcore=3)))))
     joe = who("joe", "dev")
     assert ugm.increase_tracked_resource("root.team", "app-1", cores(2), joe)
     users, groups = ugm.users_documents(), ugm.groups_documents()
@@ -189,18 +181,14 @@ def test_denied_increase_changes_nothing_for_user_or_group() -> None:
 
 
 def test_denied_first_increase_leaves_no_tracker_behind() -> None:
-    ugm = manager(
-        queue("root", queue("team", limits=(limit(users=("*",), vcore=1), limit(groups=("*",), vcore=9))))
-    )
+    ugm = manager(queue("root", queue("team", limits=(limit(users=("*",), vcore=1), limit(groups=("*",), vcore=9)))))
     assert not ugm.increase_tracked_resource("root.team", "app-1", cores(2), who("ann", "sales"))
     assert ugm.users_documents() == []
     assert ugm.groups_documents() == []
 
 
 def test_denial_of_the_wildcard_group_says_it_is_the_wildcard() -> None:
-    ugm = manager(
-        queue("root", queue("team", limits=(limit(groups=("dev",), apps=9), limit(groups=("*",), apps=1))))
-    )
+    ugm = manager(queue("root", queue("team", limits=(limit(groups=("dev",), apps=9), limit(groups=("*",), apps=1)))))
     assert ugm.increase_tracked_resource("root.team", "app-1", cores(1), who("ann", "sales"))
     assert not ugm.increase_tracked_resource("root.team", "app-2", cores(1), who("bob", "hr"))
     reason = ugm.denial_reason("root.team", "app-2", cores(1), who("bob", "hr"))

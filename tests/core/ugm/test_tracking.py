@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from core.config.schema import QueueConfig
+from core.config.schema import PartitionConfig, QueueConfig
 from core.resources import Resource
-from tests.core.ugm.worlds import cores, limit, manager, queue, running_at, usage_at, who
+from tests.core.ugm.worlds import cores, limit, manager, partition, queue, running_at, usage_at, who
 
 GIB = 2**30
 
@@ -169,3 +169,41 @@ def test_denial_reason_when_nothing_blocks_says_so() -> None:
     assert ugm.denial_reason("root.org.a", "app-1", cores(1), who("ann")) == (
         "no limit of user ann or their group blocks app-1 at root.org.a"
     )
+
+
+def test_deferred_increases_are_summed_per_application_and_seen_by_every_reader() -> None:
+    ugm = manager(tree())
+    ann = who("ann", "dev")
+    assert not ugm.limits_apply("root.org.a")
+    for _ in range(3):
+        ugm.defer_increase("root.org.a", "app-1", cores(1, GIB), ann)
+    ugm.defer_increase("root.org.b", "app-2", cores(2), ann)
+    doc = ugm.user_document("ann")
+    assert usage_at(doc, "root") == {"vcore": 5000, "memory": 3 * GIB}
+    assert usage_at(doc, "root.org.a") == {"vcore": 3000, "memory": 3 * GIB}
+    assert running_at(doc, "root.org") == ["app-1", "app-2"]
+    # a decrease comes after the deferred increases it undoes, never before them
+    ugm.defer_increase("root.org.b", "app-3", cores(1), ann)
+    ugm.decrease_tracked_resource("root.org.b", "app-3", cores(1), ann, remove_app=True)
+    assert running_at(ugm.user_document("ann"), "root.org.b") == ["app-2"]
+
+
+def test_a_path_with_a_limit_at_any_level_is_never_deferred() -> None:
+    ugm = manager(queue("root", queue("org", queue("a"), limits=(limit(users=("ann",), vcore=4),)), queue("b")))
+    assert ugm.limits_apply("root.org.a")
+    assert not ugm.limits_apply("root.b")
+    assert ugm.limits_apply("not a path")  # the full increase reports it
+
+
+def test_usage_deferred_before_a_limit_is_added_counts_against_that_limit() -> None:
+    ugm = manager(tree())
+    ann = who("ann")
+    ugm.defer_increase("root.org.a", "app-1", cores(3), ann)
+    ugm.update_config(partition_with_limit())
+    assert ugm.limits_apply("root.org.a")
+    assert not ugm.increase_tracked_resource("root.org.a", "app-1", cores(2), ann)
+    assert ugm.increase_tracked_resource("root.org.a", "app-1", cores(1), ann)
+
+
+def partition_with_limit() -> PartitionConfig:
+    return partition(queue("root", queue("org", queue("a"), queue("b"), limits=(limit(users=("ann",), vcore=4),))))

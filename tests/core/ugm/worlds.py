@@ -21,9 +21,7 @@ def limit(
         values["vcore"] = vcore * 1000
     if memory is not None:
         values["memory"] = memory
-    return Limit(
-        users=users, groups=groups, max_resources=Resource(values) if values else None, max_applications=apps
-    )
+    return Limit(users=users, groups=groups, max_resources=Resource(values) if values else None, max_applications=apps)
 
 
 def queue(name: str, *children: QueueConfig, limits: tuple[Limit, ...] = ()) -> QueueConfig:
@@ -74,11 +72,7 @@ def _node(document: dict[str, object] | None, queue_path: str) -> dict[str, obje
     while node is not None and node["queuePath"] != queue_path:
         children: list[dict[str, object]] = node["children"]  # type: ignore[assignment]
         node = next(
-            (
-                c
-                for c in children
-                if queue_path.startswith(f"{c['queuePath']}.") or c["queuePath"] == queue_path
-            ),
+            (c for c in children if queue_path.startswith(f"{c['queuePath']}.") or c["queuePath"] == queue_path),
             None,
         )
     return node
