@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from core.config.settings import Settings
 from core.elastic.shares import QuotaTree
@@ -49,8 +50,7 @@ class Victim:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class _Pod:
+class _Pod(NamedTuple):
     quota: str
     resource: Resource
     preemptible: bool
@@ -80,6 +80,16 @@ class _UsageSum:
         return Resource(self.values)
 
 
+def _sum_of(sums: dict[str, _UsageSum], quota: str) -> _UsageSum:
+    found = sums.get(quota)
+    if found is None:
+        found = sums[quota] = _UsageSum()
+    return found
+
+
+_OUTSIDE_TREE = frozenset((SYSTEM_QUOTA, DEFAULT_QUOTA))
+
+
 class ElasticQuotaManager:
     def __init__(self, settings: Settings | None = None) -> None:
         self._lock = threading.RLock()
@@ -90,10 +100,9 @@ class ElasticQuotaManager:
         self._requests: dict[str, _Pod] = {}
         self._requested: dict[str, _UsageSum] = {}  # pending and running pods' requests per quota
         self._pod_count: dict[str, int] = {}  # pods (pending or running) per quota, kept as they come and go
-        self._running: dict[str, tuple[_Pod, RunningPod]] = {}
+        self._running: dict[str, tuple[_Pod, int, float]] = {}  # the pod, its priority and start time
         self._used_by: dict[str, _UsageSum] = {}  # running pods per quota
         self._fixed_by: dict[str, _UsageSum] = {}  # running non-preemptible pods per quota
-        self._outside_tree = _UsageSum()  # running pods of the system and default quotas
         self._total = Resource()
         self._foreign = Resource()
         self._pool_stale = False  # the root's pool is worked out when the tree is next read
@@ -172,7 +181,8 @@ class ElasticQuotaManager:
         if self._pool_stale:
             self._pool_stale = False
             pool = self._total.to_dict()
-            for taken in (self._foreign, self._outside_tree.values):
+            outside = [self._used_by[name].values for name in _OUTSIDE_TREE if name in self._used_by]
+            for taken in (self._foreign, *outside):
                 for key, value in taken.items():
                     pool[key] = pool.get(key, 0) - value
             self._tree.set_pool({key: max(value, 0) for key, value in pool.items()})
@@ -187,7 +197,7 @@ class ElasticQuotaManager:
                 self.remove_request(key)
             self._requests[key] = _Pod(quota, resource, preemptible)
             self._pod_count[quota] = self._pod_count.get(quota, 0) + 1
-            self._requested.setdefault(quota, _UsageSum()).add(resource, 1)
+            _sum_of(self._requested, quota).add(resource, 1)
             if self._in_tree(quota):
                 # with the root's pool current, a pod's request changes only its own path's
                 # runtimes where every sibling already had its request (shares.py)
@@ -210,14 +220,15 @@ class ElasticQuotaManager:
         self, key: str, quota: str, resource: Resource, preemptible: bool, priority: int, start_time: float
     ) -> None:
         with self._lock:
-            pod = _Pod(quota, resource, preemptible)
+            pod = self._requests.get(key)  # its request, as a rule
+            if pod is None or pod.quota != quota or pod.resource is not resource or pod.preemptible != preemptible:
+                pod = _Pod(quota, resource, preemptible)
             previous = self._running.get(key)
             if previous is not None:
                 self._count_running(previous[0], -1)
-            self._running[key] = (pod, RunningPod(key, resource, priority, start_time, preemptible))
+            self._running[key] = (pod, priority, start_time)
             self._count_running(pod, 1)
-            outside = (SYSTEM_QUOTA, DEFAULT_QUOTA)
-            if quota in outside or (previous is not None and previous[0].quota in outside):
+            if quota in _OUTSIDE_TREE or (previous is not None and previous[0].quota in _OUTSIDE_TREE):
                 self._pool_stale = True
 
     def release(self, key: str) -> None:
@@ -230,11 +241,10 @@ class ElasticQuotaManager:
                     self._pool_stale = True
 
     def _count_running(self, pod: _Pod, sign: int) -> None:
-        self._used_by.setdefault(pod.quota, _UsageSum()).add(pod.resource, sign)
+        quota, resource = pod.quota, pod.resource
+        _sum_of(self._used_by, quota).add(resource, sign)
         if not pod.preemptible:
-            self._fixed_by.setdefault(pod.quota, _UsageSum()).add(pod.resource, sign)
-        if pod.quota in (SYSTEM_QUOTA, DEFAULT_QUOTA):
-            self._outside_tree.add(pod.resource, sign)
+            _sum_of(self._fixed_by, quota).add(resource, sign)
 
     # -- reading ------------------------------------------------------------------------
     def _max(self, quota: str) -> Resource:
@@ -304,7 +314,10 @@ class ElasticQuotaManager:
             spec = self._specs.get(quota)
             if spec is not None and spec.is_parent:
                 return f"quota {quota} is a parent quota; pods belong to its leaves"
-            keys = list(self._max(quota))
+            maximum = self._max(quota)
+            if spec is None and not maximum:
+                return None  # the default or system quota with no max: no runtime, no min, no parent
+            keys = list(maximum)
             used = self._used(quota).masked(keys)
             runtime = self.runtime(quota)
             for key in sorted(keys):
@@ -406,8 +419,8 @@ class ElasticQuotaManager:
                 if now - since < self._settings.recycle_delay:
                     continue
                 pods = [
-                    running
-                    for key, (pod, running) in self._running.items()
+                    RunningPod(key, pod.resource, priority, start_time, pod.preemptible)
+                    for key, (pod, priority, start_time) in self._running.items()
                     if pod.quota == name and now - self._refused.get(key, -REFUSAL_COOLDOWN) >= REFUSAL_COOLDOWN
                 ]
                 summary = ", ".join(
