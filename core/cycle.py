@@ -150,8 +150,11 @@ def _over_max(state: CoreState, leaf: Queue, resource: Resource) -> tuple[Queue,
     every parked pod asks it again each time a pod ends."""
     stamp = (state.version, len(state.allocations))
     if state.over_max_stamp != stamp:
+        # the first question since usage changed: kept only from the second on, since after a
+        # placement (which changes the stamp again) nothing would read it
         state.over_max_stamp = stamp
         state.over_max.clear()
+        return leaf.over_max(resource)
     key = (leaf.path, resource)
     if key not in state.over_max:
         state.over_max[key] = leaf.over_max(resource)
@@ -287,8 +290,7 @@ def _commit(
     first = not app.is_running
     app.take(ask.key)
     app.add_allocation(allocation)
-    leaf.add_pending(ask.resource, -1)
-    leaf.add_allocated(ask.resource)
+    leaf.start_pending(ask.resource)
     if first:
         leaf.add_running_app()
     order = leaf.order

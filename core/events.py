@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
@@ -61,7 +61,6 @@ class SchedulingEvent:
     reference_id: str = ""  # e.g. the application of a request, the node of an allocation
     name: str = ""  # human name of the object ("<ns>/<pod>") when it has one
     id: int = 0
-    details: dict[str, Any] = field(default_factory=dict)
     change: int = NONE
     detail: int = DETAILS_NONE
     resource: Mapping[str, int] | None = None

@@ -48,14 +48,14 @@ def select_node(state: CoreState, ask: Ask) -> str | None:
         return node_id
     if state.fit_failures:
         state.fit_failures.pop(ask.key, None)
-    shape = _shape(ask)
-    failed = state.fit_failures.get(shape)
-    if failed is not None and failed[0] == state.version:
-        return None
+    if state.fit_failures:
+        failed = state.fit_failures.get(_shape(ask))
+        if failed is not None and failed[0] == state.version:
+            return None
     node_id = partition.node_index.select(ask.resource, ask.constraints)
     if node_id is None:
         reason = partition.node_index.explain(ask.resource, ask.constraints)
-        state.fit_failures[shape] = (state.version, reason)
+        state.fit_failures[_shape(ask)] = (state.version, reason)
     return node_id
 
 

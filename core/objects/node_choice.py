@@ -86,7 +86,12 @@ def confirm(
     floor = choice.floor
     mask, needs = choice.mask, choice.needs
     for pos in changed:
-        if mask[pos] and all(avail.item(row, pos) >= amount for row, amount in needs):
+        if not mask[pos]:
+            continue
+        for row, amount in needs:
+            if avail.item(row, pos) < amount:
+                break
+        else:
             key = (-rank.item(pos), pos)
             if key <= floor:
                 best.append(key)

@@ -22,7 +22,7 @@ the answer is the full pass's, at a cost that barely grows with the node count.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -124,8 +124,9 @@ class NodeIndex:
         if self._nodes.pop(node_id, None) is not None:
             self._dirty = True
 
-    def refresh(self, node: Node) -> None:
-        """The node's allocations changed: update its column and score in place."""
+    def refresh(self, node: Node, keys: Iterable[str] | None = None) -> None:
+        """The node's allocations changed (only in `keys`, when given): update its column and
+        score in place."""
         if self._dirty:
             return
         pos = self._pos.get(node.node_id)
@@ -134,8 +135,12 @@ class NodeIndex:
         cap = node.info.capacity
         alloc = node.allocated
         occ = node.occupied
-        for key, row in self._columns.items():
-            self._avail[row, pos] = cap.get(key, 0) - alloc.get(key, 0) - occ.get(key, 0)
+        avail = self._avail
+        columns = self._columns
+        for key in columns if keys is None else keys:
+            row = columns.get(key)
+            if row is not None:
+                avail[row, pos] = cap.get(key, 0) - alloc.get(key, 0) - occ.get(key, 0)
         self._rank[pos] = self._node_rank(node)
         if len(self._log) >= _LOG_LIMIT:
             self._log.clear()

@@ -268,7 +268,7 @@ class Partition:
     def put_on_node(self, node: Node, allocation: Allocation) -> None:
         """A pod is on the node now: its room, the node's score and the pods' topology follow."""
         node.add(allocation)
-        self.node_index.refresh(node)
+        self.node_index.refresh(node, allocation.resource.keys())
         self.topology.add(allocation.key, node.node_id, allocation.rules)
         if allocation.claims:
             self.volumes.placed(
@@ -277,7 +277,7 @@ class Partition:
 
     def take_off_node(self, node: Node, key: str) -> None:
         allocation = node.remove(key)
-        self.node_index.refresh(node)
+        self.node_index.refresh(node, None if allocation is None else allocation.resource.keys())
         self.topology.remove(key)
         if allocation is not None and allocation.claims:
             self.volumes.released(key, allocation.claims)

@@ -129,7 +129,7 @@ class Queue:
         return (entry[2] for entry in order)
 
     def _sort_children(self, cluster: Mapping[str, int], version: int) -> list[tuple[float, str, Queue]]:
-        order = sorted(((child.usage_share(cluster), child.name, child) for child in self.children.values()), key=_key)
+        order = sorted((child.usage_share(cluster), child.name, child) for child in self.children.values())
         for share, name, child in order:
             child._order_key = (share, name)
         self._child_order, self._child_order_cluster, self._child_order_version = order, cluster, version
@@ -140,12 +140,14 @@ class Queue:
         last key says (the caller sorts again)."""
         if child._order_key is None or self.children.get(child.name.lower()) is not child:
             return False
-        index = bisect_left(order, child._order_key, key=_key)
+        # (share, name) sorts just before (share, name, child): siblings' names are unique, so
+        # the tuples compare without a key function and never reach the queues themselves.
+        index = bisect_left(order, child._order_key)
         if index >= len(order) or order[index][2] is not child:
             return False
         del order[index]
         entry = (child.usage_share(cluster), child.name, child)
-        insort(order, entry, key=_key)
+        insort(order, entry)
         child._order_key = (entry[0], entry[1])
         return True
 
@@ -189,6 +191,30 @@ class Queue:
     def add_pending(self, res: Mapping[str, int], sign: int = 1) -> None:
         for queue in self.ancestry():
             add_into(queue.pending, res, sign)
+
+    def start_pending(self, res: Mapping[str, int]) -> None:
+        """A pending request of this leaf was placed: `add_pending(res, -1)` and
+        `add_allocated(res)` in one walk up the path (this runs for every placement)."""
+        items = res.items()
+        queue: Queue | None = self
+        while queue is not None:
+            pending, allocated = queue.pending, queue.allocated
+            for key, val in items:
+                left = pending.get(key, 0) - val
+                if left:
+                    pending[key] = left
+                else:
+                    pending.pop(key, None)
+                held = allocated.get(key, 0) + val
+                if held:
+                    allocated[key] = held
+                else:
+                    allocated.pop(key, None)
+            queue._share = None
+            parent = queue.parent
+            if parent is not None:
+                parent._moved_children.add(queue)
+            queue = parent
 
     def add_running_app(self, sign: int = 1) -> None:
         for queue in self.ancestry():
@@ -247,7 +273,3 @@ class Queue:
                 share = max(share, used / base)
         self._share = (cluster, self.guaranteed, self.max, share)
         return share
-
-
-def _key(entry: tuple[float, str, Queue] | tuple[float, str]) -> tuple[float, str]:
-    return entry[0], entry[1]
