@@ -26,7 +26,7 @@ from core.objects.ask import (
     Ask,
     UserGroup,
 )
-from core.objects.constraints import Taint
+from core.objects.constraints import NodeConstraints, Taint
 from core.objects.node_info import NodeInfo
 from core.resources import QuantityError, Resource, resource_from_kubernetes
 from shim.convert_gang import is_placeholder, pod_gang
@@ -46,6 +46,7 @@ from shim.convert_pod import (
 )
 from shim.convert_rules import pod_rules_or_problem
 from shim.convert_volumes import pod_claims
+from shim.interning import Interner
 from shim.resource_text import ResourceTextError, resource_list_text
 
 YK_PREFIX = "yunikorn.apache.org/"
@@ -83,6 +84,10 @@ ANNOTATION_NON_PREEMPTIBLE_USED = KOORD_PREFIX + "non-preemptible-used"
 
 
 # --- pod identity ---------------------------------------------------------------------------
+
+
+shared_resource: Interner[Resource] = Interner()
+shared_constraints: Interner[NodeConstraints] = Interner()
 
 
 def is_herder_pod(pod: Mapping[str, Any], scheduler_name: str) -> bool:
@@ -281,14 +286,14 @@ def pod_to_ask(pod: Mapping[str, Any], namespace: Mapping[str, Any] | None, sche
     return Ask(
         key=key,
         application_id=application_id(pod),
-        resource=resource,
+        resource=shared_resource(resource),
         name=name,
         namespace=str(meta.get("namespace", "")),
         queue=queue_name(pod),
         tags=tags,
         user=user,
         priority=priority,
-        constraints=pod_constraints(pod),
+        constraints=shared_constraints(pod_constraints(pod)),
         pod=rules,
         quota=str(quota) if quota else None,
         preemptible=labels.get(LABEL_PREEMPTIBLE) != "false",

@@ -9,7 +9,7 @@ pod with any of them stays pending with a reason instead of being placed wrongly
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 NO_SCHEDULE = "NoSchedule"
 PREFER_NO_SCHEDULE = "PreferNoSchedule"
@@ -95,6 +95,23 @@ class NodeConstraints:
     tolerations: tuple[Toleration, ...] = ()
     unsupported_required: tuple[str, ...] = ()
     unsupported_preferred: tuple[str, ...] = ()
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        # kept, like a Resource's: (request, constraints) is the key of every remembered node choice
+        value = self._hash
+        if not value:
+            value = hash(
+                (
+                    self.node_selector,
+                    self.required_terms,
+                    self.tolerations,
+                    self.unsupported_required,
+                    self.unsupported_preferred,
+                )
+            )
+            object.__setattr__(self, "_hash", value or 1)
+        return value or 1
 
     def is_trivial(self) -> bool:
         return not (self.node_selector or self.required_terms or self.tolerations)

@@ -35,6 +35,7 @@ from shim.convert import (
     quota_to_spec,
     user_info,
 )
+from shim.interning import Interner
 
 
 def container(name: str, limits: dict[str, Any] | None = None, **requests: Any) -> dict[str, Any]:
@@ -512,3 +513,29 @@ def test_koordinators_group_quota_names_stand_for_herders_groups() -> None:
     for name, group in (("koordinator-default-quota", "default"), ("koordinator-system-quota", "system")):
         eq = {"metadata": {"name": name, "namespace": "koordinator-system"}, "spec": {}}
         assert quota_to_spec(eq).name == group
+
+
+def test_pods_of_one_size_and_affinity_share_one_request_and_one_constraints_object() -> None:
+    zone = {"key": "zone", "operator": "In", "values": ["a", "b"]}
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [zone]}]}
+        }
+    }
+    first, second = (pod(name, affinity=affinity) for name in ("p1", "p2"))
+    bigger = pod("p3", affinity=affinity, containers=[container("main", cpu="2", memory="1Gi")])
+    a, b, c = (pod_to_ask(p, namespace()) for p in (first, second, bigger))
+    assert a.resource is b.resource and a.constraints is b.constraints
+    assert c.resource is not a.resource and c.resource["vcore"] == 2000
+    assert c.constraints is a.constraints
+
+
+def test_the_interner_starts_again_past_its_limit_and_keeps_values_equal() -> None:
+    intern: Interner[tuple[int, ...]] = Interner(limit=2)
+    one = intern((1,))
+    assert intern((1,)) is one
+    intern((2,))
+    intern((3,))  # the table was full: it starts again
+    assert len(intern) == 1
+    again = intern((1,))
+    assert again == one

@@ -1,0 +1,37 @@
+"""One shared instance per distinct value of the immutable parts every pod carries.
+
+Thousands of pods ask for the same few sizes and carry the same node constraints, yet
+converting each pod builds its own equal `Resource` and `NodeConstraints`. Handing out one
+instance per distinct value keeps a pending pod small (with node affinity, its constraints are
+most of it) and lets the core hash a request once per shape instead of once per pod: both keep
+their hash, and the node index remembers its choices by (request, constraints).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Generic, TypeVar
+
+_T = TypeVar("_T", bound=Hashable)
+
+LIMIT = 4096  # distinct values kept; past that the table starts again (values stay correct)
+
+
+class Interner(Generic[_T]):
+    """`intern(value)` is an equal value, the same object for every equal value seen lately."""
+
+    def __init__(self, limit: int = LIMIT) -> None:
+        self._values: dict[_T, _T] = {}
+        self._limit = limit
+
+    def __call__(self, value: _T) -> _T:
+        found = self._values.get(value)
+        if found is not None:
+            return found
+        if len(self._values) >= self._limit:
+            self._values.clear()
+        self._values[value] = value
+        return value
+
+    def __len__(self) -> int:
+        return len(self._values)
