@@ -29,6 +29,7 @@ class Queue:
         "_child_order_cluster",
         "_child_order_version",
         "_moved_children",
+        "_bases",
         "_order_key",
         "_share",
         "admin_acl",
@@ -79,6 +80,8 @@ class Queue:
         # usage_share with what it was computed from; queues are ordered on every decision
         # and most of them did not allocate since.
         self._share: tuple[Mapping[str, int], Resource | None, Resource | None, float] | None = None
+        # what each resource's share is taken of, for the cluster and the limits it was read with
+        self._bases: tuple[Mapping[str, int], Resource | None, Resource | None, dict[str, int]] | None = None
         # Parent only: every child in fair order, sorted at one change counter and repaired for
         # the children whose share moved since (a placement moves one child per level).
         self._child_order: list[tuple[float, str, Queue]] | None = None
@@ -265,11 +268,18 @@ class Queue:
         known = self._share
         if known is not None and known[0] is cluster and known[1] is self.guaranteed and known[2] is self.max:
             return known[3]
+        bases = self._bases
+        if bases is None or bases[0] is not cluster or bases[1] is not self.guaranteed or bases[2] is not self.max:
+            base_map: Mapping[str, int] = self.guaranteed or self.max or cluster
+            per_key = {key: base_map.get(key) or cluster.get(key) or 0 for key in (*cluster, *base_map)}
+            bases = self._bases = (cluster, self.guaranteed, self.max, per_key)
+        per_key = bases[3]
         share = 0.0
-        base_map: Mapping[str, int] = self.guaranteed or self.max or cluster
         for key, used in self.allocated.items():
-            base = base_map.get(key) or cluster.get(key)
+            base = per_key.get(key)
             if base and used > 0:
-                share = max(share, used / base)
+                ratio = used / base
+                if ratio > share:
+                    share = ratio
         self._share = (cluster, self.guaranteed, self.max, share)
         return share

@@ -91,7 +91,7 @@ class UserGroupManager:
         self._table = LimitTable()
         self._generation = 0
         self._limited: dict[str, bool] = {}  # per queue path: whether any level has a limit (this table)
-        self._deferred: dict[tuple[str, str, UserGroup], dict[str, int]] = {}
+        self._deferred: dict[tuple[str, str], tuple[UserGroup, dict[str, int]]] = {}
 
     # configuration
 
@@ -127,13 +127,16 @@ class UserGroupManager:
     def defer_increase(self, queue_path: str, application_id: str, usage: Mapping[str, int], user: UserGroup) -> None:
         """Track a placed pod's usage on a path where `limits_apply` is False (so no limit can
         refuse it): summed per path, application and user until the next `flush`."""
-        key = (queue_path, application_id, user)
+        key = (queue_path, application_id)
         with self._lock:
-            total = self._deferred.get(key)
-            if total is None:
-                self._deferred[key] = _plain(usage)
-            else:
-                add_into(total, usage, 1)
+            entry = self._deferred.get(key)
+            if entry is not None and (entry[0] is user or entry[0] == user):
+                add_into(entry[1], usage, 1)
+                return
+        if entry is not None:
+            self.flush()  # the same application under another user: keep the two apart
+        with self._lock:
+            self._deferred[key] = (user, _plain(usage))
 
     def flush(self) -> None:
         """Apply the deferred usage (forced increases: no limit applied when it was placed)."""
@@ -141,7 +144,7 @@ class UserGroupManager:
             return
         with self._lock:
             batch, self._deferred = self._deferred, {}
-        for (queue_path, application_id, user), usage in batch.items():
+        for (queue_path, application_id), (user, usage) in batch.items():
             self.increase_tracked_resource(queue_path, application_id, usage, user, force=True)
 
     def increase_tracked_resource(
