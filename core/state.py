@@ -159,19 +159,17 @@ class CoreState:
         """YuniKorn's NODE_ALLOC record for a pod placed on or gone from its node; for another
         scheduler's pod (seed 003) also NODE_OCCUPIED with the node's occupied resources."""
         foreign = allocation.foreign is not None
-        self.record(
-            SchedulingEvent(
-                now,
-                NODE,
-                allocation.node_id,
-                "AllocationAdded" if added else "AllocationRemoved",
-                "foreign" if foreign else "",
-                allocation.key,
-                allocation.name,
-                change=ADD if added else REMOVE,
-                detail=NODE_ALLOC,
-                resource=allocation.resource,
-            )
+        self.events.add_record(
+            now,
+            NODE,
+            allocation.node_id,
+            "AllocationAdded" if added else "AllocationRemoved",
+            "foreign" if foreign else "",
+            allocation.key,
+            allocation.name,
+            ADD if added else REMOVE,
+            NODE_ALLOC,
+            allocation.resource,
         )
         if foreign:
             self.record(

@@ -25,11 +25,11 @@ FAIR = "fair"
 
 class Queue:
     __slots__ = (
+        "_bases",
         "_child_order",
         "_child_order_cluster",
         "_child_order_version",
         "_moved_children",
-        "_bases",
         "_order_key",
         "_share",
         "admin_acl",
