@@ -84,6 +84,14 @@ def queue_document(state: CoreState, queue: Queue) -> dict[str, Any]:
     }
 
 
+def queue_usage(queue: Queue, out: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    """Every queue's `allocatedResource`, by path, in the order `queue_document` nests them."""
+    out[queue.path] = resource_doc(queue.allocated)
+    for child in sorted(queue.children.values(), key=lambda q: q.name):
+        queue_usage(child, out)
+    return out
+
+
 def _preemption_fields(state: CoreState, queue: Queue) -> dict[str, Any]:
     """YuniKorn's queue fields for preemption and priority (delay as a Go duration string)."""
     return {

@@ -446,6 +446,11 @@ class Scheduler:
         with self._lock:
             return dao.queue_document(self._state, self._state.partition.root)
 
+    def queue_usage(self) -> dict[str, dict[str, int]]:
+        """What each queue has allocated, by path (the `allocatedResource` of `queues_document`)."""
+        with self._lock:
+            return dao.queue_usage(self._state.partition.root, {})
+
     def queue_document(self, path: str) -> dict[str, Any] | None:
         with self._lock:
             queue = self._state.partition.find_queue(path)

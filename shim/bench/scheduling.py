@@ -148,8 +148,7 @@ def queue_config(nodes: int, users: int = 0, groups: int = 0, preemption: bool =
             "resources": max_of(0.4),
             **limits(0.4),
             "queues": [
-                {"name": team, "resources": {**max_of(0.2), **guarantee(dept, team)}, **limits(0.2)}
-                for team in TEAMS
+                {"name": team, "resources": {**max_of(0.2), **guarantee(dept, team)}, **limits(0.2)} for team in TEAMS
             ],
         }
         for dept in DEPARTMENTS

@@ -153,9 +153,7 @@ class HerderOperator:
         self.callbacks = ShimCallbacks(self.binder, self.evictor, placeholders=self.placeholders, volumes=self.volumes)
         self.scheduler = Scheduler(self.callbacks, config, settings)
         self.storage = StorageSync(self.scheduler, self.recorder)
-        self.pods = PodSync(
-            self.scheduler, self.cache, self._pod_deleted, retiring=self.placeholders.is_retiring
-        )
+        self.pods = PodSync(self.scheduler, self.cache, self._pod_deleted, retiring=self.placeholders.is_retiring)
         self.nodes = NodeSync(self.scheduler, self.cache, self.recorder)
         self.quotas = QuotaSync(self.scheduler, self.recorder)
         self.reloader = ConfigReloader(

@@ -26,8 +26,5 @@ SHIM_API_CALLS: frozenset[tuple[str, str, str, str]] = frozenset(
     | {("", resource, "patch", CLUSTER) for resource in ("persistentvolumes", "persistentvolumeclaims")}
     | {("storage.k8s.io", "storageclasses", verb, CLUSTER) for verb in _READ}
     | {("", "configmaps", verb, OWN_NAMESPACE) for verb in _READ}
-    | {
-        ("coordination.k8s.io", "leases", verb, OWN_NAMESPACE)
-        for verb in ("get", "create", "update", "patch")
-    }
+    | {("coordination.k8s.io", "leases", verb, OWN_NAMESPACE) for verb in ("get", "create", "update", "patch")}
 )

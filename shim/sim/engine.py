@@ -291,7 +291,7 @@ class Simulation:
         counts = self.cluster.counts
         self.timeline.sample(
             t,
-            self.scheduler.queues_document(),
+            self.scheduler.queue_usage(),
             self.scheduler.quota_status() if self.cluster.quotas else {},
             pending=counts[PENDING],
             running=counts[RUNNING],

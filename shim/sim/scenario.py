@@ -331,7 +331,7 @@ def _event(reader: _Reader, raw: object, index: int) -> ScenarioEvent | None:
     if action == "resize":
         requests = raw.get("requests")
         if not isinstance(requests, Mapping) or not requests:
-            reader.bad(f"{where}.requests", "required: the pod's new requests, e.g. {cpu: \"6\"}")
+            reader.bad(f"{where}.requests", 'required: the pod\'s new requests, e.g. {cpu: "6"}')
             return None
         namespace = raw.get("namespace")
         return _replace(

@@ -14,12 +14,6 @@ from core.elastic.manager import QuotaStatus
 from core.elastic.spec import DEFAULT_QUOTA, SYSTEM_QUOTA
 
 
-def _queue_usage(document: Mapping[str, Any], out: dict[str, dict[str, int]]) -> None:
-    out[document["queuename"]] = dict(document["allocatedResource"])
-    for child in document["children"]:
-        _queue_usage(child, out)
-
-
 class Timeline:
     def __init__(self) -> None:
         self.samples: list[dict[str, Any]] = []
@@ -28,16 +22,14 @@ class Timeline:
     def sample(
         self,
         t: float,
-        queues: Mapping[str, Any],
+        queues: dict[str, dict[str, int]],
         quotas: Mapping[str, QuotaStatus],
         *,
         pending: int,
         running: int,
     ) -> None:
-        usage: dict[str, dict[str, int]] = {}
-        _queue_usage(queues, usage)
         body: dict[str, Any] = {
-            "queues": usage,
+            "queues": queues,
             "quotas": {
                 name: {"used": status.used.to_dict(), "runtime": status.runtime.to_dict()}
                 for name, status in quotas.items()

@@ -72,18 +72,14 @@ def test_every_rendered_object_is_schema_valid(render: Callable[..., list[Manife
 
 
 def test_chart_ships_the_same_crd_as_manifests() -> None:
-    assert _load(CHART / "crds" / "elasticquota-crd.yaml") == _load(
-        ROOT / "manifests" / "elasticquota-crd.yaml"
-    )
+    assert _load(CHART / "crds" / "elasticquota-crd.yaml") == _load(ROOT / "manifests" / "elasticquota-crd.yaml")
 
 
 def test_crd_serves_status_subresource_and_quota_columns() -> None:
     version = _load(ROOT / "manifests" / "elasticquota-crd.yaml")[0]["spec"]["versions"][0]
     assert version["subresources"] == {"status": {}}
     columns = {c["name"]: c["jsonPath"] for c in version["additionalPrinterColumns"]}
-    assert (
-        columns["Min"] == ".spec.min" and columns["Max"] == ".spec.max" and columns["Used"] == ".status.used"
-    )
+    assert columns["Min"] == ".spec.min" and columns["Max"] == ".spec.max" and columns["Used"] == ".status.used"
     assert columns["Runtime"].endswith("quota\\.scheduling\\.koordinator\\.sh/runtime")
 
 

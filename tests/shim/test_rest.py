@@ -459,7 +459,7 @@ async def test_validate_conf_allows_seed_004_namespace_mapping_and_warns_stateaw
 
 
 async def test_validate_conf_warns_about_a_property_herder_does_not_read(served: Served) -> None:
-    config = SEED_004_NAMESPACE_MAPPING.replace("stateaware", "fair\n          max.reserved: \"4\"")
+    config = SEED_004_NAMESPACE_MAPPING.replace("stateaware", 'fair\n          max.reserved: "4"')
     status, body = await served.request("POST", "/ws/v1/validate-conf", data=config)
     assert status == 200 and body["allowed"] is True
     [warning] = body["warnings"]

@@ -143,4 +143,3 @@ def _fast_refusals_match_node_by_node(cluster: Cluster) -> None:
             if reason is not None:
                 node_by_node[view.name] = reason
         assert catalog.node_refusals(key, views) == node_by_node
-

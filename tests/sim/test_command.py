@@ -78,8 +78,19 @@ def test_human_summary_says_what_ran_and_why_pods_wait(tmp_path: Path, capsys: p
 
 
 def test_human_summary_lists_configuration_warnings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    old_units = {"partitions": [{"name": "default", "queues": [{"name": "root", "queues": [
-        {"name": "sandbox", "resources": {"max": {"memory": 100000, "vcore": 10000}}}]}]}]}
+    old_units = {
+        "partitions": [
+            {
+                "name": "default",
+                "queues": [
+                    {
+                        "name": "root",
+                        "queues": [{"name": "sandbox", "resources": {"max": {"memory": 100000, "vcore": 10000}}}],
+                    }
+                ],
+            }
+        ]
+    }
     path = write(tmp_path, {"config": old_units, "nodes": [node(cpu="2")], "until": 1})
     assert main(["simulate", str(path), "--quiet"]) == 0
     out, _ = capsys.readouterr()

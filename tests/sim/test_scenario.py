@@ -37,12 +37,7 @@ def test_every_problem_is_reported_at_once_with_its_path() -> None:
         "extra": 1,
     }
     found = problems(document)
-    assert (
-        "scenario: unknown key 'extra' (expected one of: "
-        + ", ".join(TOP_KEYS)
-        + ")"
-        in found
-    )
+    assert "scenario: unknown key 'extra' (expected one of: " + ", ".join(TOP_KEYS) + ")" in found
     assert any(p.startswith("nodes[0]: unknown key 'colour'") for p in found)
     assert "nodes[1].name: required: a non-empty string" in found
     assert any(p.startswith("nodes[1].allocatable: required") for p in found)

@@ -112,8 +112,10 @@ def test_seed_004_parent_mapping_finance_and_sales_under_production_dev_and_test
 
 
 def test_seed_002_the_example_quota_with_the_shorthand_annotations_admits_its_namespaces_pods() -> None:
-    pods = [workload("test", f"job-{i}", {"containers": [{"name": "c", "resources": {"requests": {"cpu": "4"}}}]})
-            for i in range(6)]
+    pods = [
+        workload("test", f"job-{i}", {"containers": [{"name": "c", "resources": {"requests": {"cpu": "4"}}}]})
+        for i in range(6)
+    ]
     report = simulate(
         {
             "quotas": [yaml.safe_load(SEED_002_PARENT), yaml.safe_load(SEED_002_QUOTA)],

@@ -115,9 +115,8 @@ class ConfigReloader:
         """Log the configuration's warnings and say them in one Event on the ConfigMap."""
         if not config.warnings:
             return
-        message = (
-            f"ConfigMap {self._source.namespace}/{self._source.name} applied with warnings: "
-            + "; ".join(config.warnings)
+        message = f"ConfigMap {self._source.namespace}/{self._source.name} applied with warnings: " + "; ".join(
+            config.warnings
         )
         log.warning("%s", message)
         if self._recorder is not None and obj is not None:

@@ -8,6 +8,7 @@ one step; a failed bind handed back with `release_allocation` rolls every tracke
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import pytest
 
@@ -254,3 +255,22 @@ def test_an_evict_callback_may_answer_at_once() -> None:
     assert world.sched.recycle(now=1.0) == 1
     assert len(world.out.evictions) == 1
     assert world.schedule() == {"l0": "n1"}
+
+
+def test_queue_usage_is_every_queues_allocated_resource_in_document_order() -> None:
+    world = World(TWO_QUEUES)
+    world.node("n1", cpu=8)
+    world.pods(2, queue="root.a")
+    world.pod("b1", queue="root.b", app="app-b")
+    assert len(world.schedule()) == 3
+
+    def walk(doc: dict[str, Any], out: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+        out[doc["queuename"]] = doc["allocatedResource"]
+        for child in doc["children"]:
+            walk(child, out)
+        return out
+
+    usage = world.sched.queue_usage()
+    assert usage == walk(world.sched.queues_document(), {})
+    assert list(usage) == ["root", "root.a", "root.b"]
+    assert usage["root.a"]["vcore"] == 2000 and usage["root"]["vcore"] == 3000
