@@ -275,9 +275,7 @@ def release(state: CoreState, key: str, now: float) -> None:
                 queue.add_running_app(-1)
             if app.app_id in queue.pending_apps and app_order_depends_on_usage(queue):
                 queue.order = None
-        state.ugm.decrease_tracked_resource(
-            app.queue_path, app.app_id, allocation.resource, app.user, not app.is_running
-        )
+        state.ugm.defer_decrease(app.queue_path, app.app_id, allocation.resource, app.user, not app.is_running)
         settle(state, app, now)
     state.quotas.release(key)
     state.quotas.remove_request(key)

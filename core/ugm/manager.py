@@ -27,11 +27,12 @@ step 3 without the tracker's lock: with no pins and the manager lock held, nothi
 touching that tree.
 
 Where no queue of a pod's path has a limit of any user or group (`limits_apply` False), an
-increase cannot be refused: the scheduler then hands the placed pod's usage to `defer_increase`,
-which sums it per queue path, application and user, and the sums are applied as forced
-increases in one pass (`flush`) before anything else reads, checks or changes usage, and at the
-end of each scheduling cycle. Tracking one pod there costs a dict update instead of walking two
-trees under three locks; every reader still sees every placed pod.
+increase cannot be refused, and a decrease never is: the scheduler then hands them to
+`defer_increase` / `defer_decrease`, which keep them in order per queue path and application,
+summing consecutive ones that move usage the same way, and they are applied in one pass
+(`flush`) before anything else reads, checks or changes usage, and at the end of each
+scheduling cycle. Tracking one pod then costs a dict update instead of walking two trees under
+three locks; every reader still sees every pod.
 
 A configuration change builds the new limit table without any lock, then under the manager
 lock swaps it in and re-applies it to every tracker (each under its own lock), bumping the
@@ -61,6 +62,7 @@ log = logging.getLogger(__name__)
 
 _T = TypeVar("_T", bound=Tracker)
 _R = TypeVar("_R")
+_INCREASE, _DECREASE, _REMOVE_APP = 0, 1, 2  # deferred operations (see `_defer`)
 _UNKNOWN = "\0unknown"  # an application id the user tracker does not know (never a group name)
 
 
@@ -91,7 +93,7 @@ class UserGroupManager:
         self._table = LimitTable()
         self._generation = 0
         self._limited: dict[str, bool] = {}  # per queue path: whether any level has a limit (this table)
-        self._deferred: dict[tuple[str, str], tuple[UserGroup, dict[str, int]]] = {}
+        self._deferred: dict[tuple[str, str], list[list[Any]]] = {}  # [kind, user, usage] per application
 
     # configuration
 
@@ -126,26 +128,49 @@ class UserGroupManager:
 
     def defer_increase(self, queue_path: str, application_id: str, usage: Mapping[str, int], user: UserGroup) -> None:
         """Track a placed pod's usage on a path where `limits_apply` is False (so no limit can
-        refuse it): summed per path, application and user until the next `flush`."""
+        refuse it), at the next `flush`."""
+        self._defer(queue_path, application_id, user, usage, _INCREASE)
+
+    def defer_decrease(
+        self, queue_path: str, application_id: str, usage: Mapping[str, int], user: UserGroup, remove_app: bool
+    ) -> None:
+        """`decrease_tracked_resource` at the next `flush` (a decrease is never refused, and
+        every check of a limit flushes first)."""
+        self._defer(queue_path, application_id, user, usage, _REMOVE_APP if remove_app else _DECREASE)
+
+    def _defer(
+        self, queue_path: str, application_id: str, user: UserGroup, usage: Mapping[str, int], kind: int
+    ) -> None:
+        # Per application, the operations in order; one is merged into the one before it when
+        # both move usage the same way for the same user and the earlier one kept the
+        # application running (an application is removed by its last decrease only).
         key = (queue_path, application_id)
         with self._lock:
-            entry = self._deferred.get(key)
-            if entry is not None and (entry[0] is user or entry[0] == user):
-                add_into(entry[1], usage, 1)
+            ops = self._deferred.get(key)
+            if ops is None:
+                self._deferred[key] = [[kind, user, _plain(usage)]]
                 return
-        if entry is not None:
-            self.flush()  # the same application under another user: keep the two apart
-        with self._lock:
-            self._deferred[key] = (user, _plain(usage))
+            last = ops[-1]
+            if (last[1] is user or last[1] == user) and (
+                last[0] == kind == _INCREASE or (last[0] == _DECREASE and kind != _INCREASE)
+            ):
+                add_into(last[2], usage, 1)
+                last[0] = kind
+            else:
+                ops.append([kind, user, _plain(usage)])
 
     def flush(self) -> None:
-        """Apply the deferred usage (forced increases: no limit applied when it was placed)."""
+        """Apply the deferred operations (increases forced: no limit applied when they were made)."""
         if not self._deferred:
             return
         with self._lock:
             batch, self._deferred = self._deferred, {}
-        for (queue_path, application_id), (user, usage) in batch.items():
-            self.increase_tracked_resource(queue_path, application_id, usage, user, force=True)
+        for (queue_path, application_id), ops in batch.items():
+            for kind, user, usage in ops:
+                if kind == _INCREASE:
+                    self.increase_tracked_resource(queue_path, application_id, usage, user, force=True)
+                else:
+                    self.decrease_tracked_resource(queue_path, application_id, usage, user, kind == _REMOVE_APP)
 
     def increase_tracked_resource(
         self,

@@ -207,3 +207,29 @@ def test_usage_deferred_before_a_limit_is_added_counts_against_that_limit() -> N
 
 def partition_with_limit() -> PartitionConfig:
     return partition(queue("root", queue("org", queue("a"), queue("b"), limits=(limit(users=("ann",), vcore=4),))))
+
+
+def test_deferred_decreases_keep_their_order_with_the_increases_of_each_application() -> None:
+    ugm = manager(tree())
+    ann = who("ann")
+    for _ in range(3):
+        ugm.defer_increase("root.org.a", "app-1", cores(1), ann)
+    ugm.defer_decrease("root.org.a", "app-1", cores(1), ann, remove_app=False)
+    ugm.defer_decrease("root.org.a", "app-1", cores(2), ann, remove_app=True)  # its last pod went
+    ugm.defer_increase("root.org.a", "app-1", cores(4), ann)  # and it came back
+    ugm.defer_increase("root.org.b", "app-2", cores(1), ann)
+    ugm.defer_decrease("root.org.b", "app-2", cores(1), ann, remove_app=True)
+    doc = ugm.user_document("ann")
+    assert usage_at(doc, "root") == {"vcore": 4000}
+    assert running_at(doc, "root") == ["app-1"]
+    assert usage_at(doc, "root.org.b") is None
+
+
+def test_a_limit_check_sees_the_usage_deferred_decreases_gave_back() -> None:
+    ugm = manager(tree())
+    ann = who("ann")
+    ugm.defer_increase("root.org.a", "app-1", cores(4), ann)
+    ugm.update_config(partition_with_limit())
+    assert not ugm.increase_tracked_resource("root.org.a", "app-1", cores(1), ann)  # 4 of 4 used
+    ugm.defer_decrease("root.org.a", "app-1", cores(3), ann, remove_app=False)
+    assert ugm.increase_tracked_resource("root.org.a", "app-1", cores(3), ann)
