@@ -10,6 +10,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from core.elastic.spec import DEFAULT_QUOTA, SYSTEM_QUOTA, ElasticQuotaSpec
@@ -228,9 +229,15 @@ def _timestamp(value: Any, where: str) -> float:
     if isinstance(value, datetime):
         return value.timestamp()
     try:
-        return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
+        return _rfc3339_seconds(str(value))
     except ValueError:
         raise ConversionError(f"{where}: not an RFC3339 time: {value!r}") from None
+
+
+@lru_cache(maxsize=4096)
+def _rfc3339_seconds(text: str) -> float:
+    """Pods created in the same second share the text: it is parsed once (a bad one raises each time)."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
 def _priority(pod: Mapping[str, Any]) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from shim.sim.scenario import DEFAULT_NAMESPACE, NodeEntry
@@ -19,6 +20,7 @@ from shim.sim.scenario import DEFAULT_NAMESPACE, NodeEntry
 DEFAULT_POD_CAPACITY = "110"  # the kubelet's default max pods, when a node does not say
 
 
+@lru_cache(maxsize=4096)
 def rfc3339(seconds: float) -> str:
     """Virtual seconds as a Kubernetes timestamp (the epoch is the simulation's start)."""
     moment = datetime.fromtimestamp(seconds, tz=UTC)
