@@ -68,6 +68,8 @@ def _walk_leaf(state: CoreState, leaf: Queue, now: float) -> Allocation | None:
         return None
     version = state.version
     order = leaf.order
+    if order is None and len(leaf.pending_apps) == 1:
+        return _walk_app(state, leaf, next(iter(leaf.pending_apps.values())), version, now)  # nothing to order
     # With priority sorting an application's rank is its best ask that may run now; asks parked
     # at an older change counter may run again, so the order is stale once the counter moved.
     if order is None or (leaf.order_version != version and leaf.app_sort_priority):
@@ -86,6 +88,16 @@ def _walk_leaf(state: CoreState, leaf: Queue, now: float) -> Allocation | None:
                 return allocation
             order.suspect(app)  # parked: its best ask that may run now changed
     return None
+
+
+def _walk_app(state: CoreState, leaf: Queue, app: Application, version: int, now: float) -> Allocation | None:
+    while True:
+        ask = app.next_candidate(version)
+        if ask is None:
+            return None
+        allocation = try_ask(state, leaf, app, ask, now)
+        if allocation is not None:
+            return allocation
 
 
 # The first rule that keeps a pod waiting, as `herder explain` and the pending list name it.

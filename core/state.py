@@ -151,7 +151,7 @@ class CoreState:
         app.transition(target, now)
         detail = _STATE_DETAILS.get(target)
         if detail is not None:
-            self.record(SchedulingEvent(now, APPLICATION, app.app_id, target.value, change=SET, detail=detail))
+            self.events.add_record(now, APPLICATION, app.app_id, target.value, change=SET, detail=detail)
 
     def record_on_node(
         self, allocation: Allocation, added: bool, now: float, occupied: Mapping[str, int] | None = None

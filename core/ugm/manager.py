@@ -118,6 +118,8 @@ class UserGroupManager:
         invalid path counts as limited: the full increase reports it)."""
         known = self._limited.get(queue_path)
         if known is None:
+            if not self._table.queues:
+                return False  # no limit anywhere (a malformed path is reported when usage is applied)
             try:
                 levels = path_levels(queue_path)
             except QueuePathError:
