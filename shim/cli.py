@@ -148,6 +148,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--soak-delays", default="1-3", metavar="MIN-MAX", help="with --soak: seconds a delayed request waits"
     )
+    bench.add_argument(
+        "--leaves",
+        type=int,
+        default=0,
+        help="time a decision with N leaf queues against 10 (20,000 pods, or --pods if fewer)",
+    )
     bench.add_argument("--sweep", action="store_true", help="run 500, 5,000 and 20,000 nodes and print a table")
     bench.add_argument("--event-streams", type=int, default=0, help="schedule with N event stream clients")
     bench.add_argument("--event-rate", type=int, default=10000, help="with --event-streams: events/s added")

@@ -479,6 +479,14 @@ def _print_text(report: dict[str, Any]) -> None:
             f" (target 10), incremental {q['incremental_ms']:.3f}"
             f"{best.format(q['incremental_ms_best']) if 'incremental_ms_best' in q else ''} (target 1)"
         )
+    if "leaves" in report:
+        leaves = report["leaves"]
+        print(
+            f"wide queue trees: {leaves['pods']:,} pods over {leaves['leaves']:,} leaf queues: "
+            f"{leaves['us_per_decision']:.1f} µs per decision, {leaves['ratio']:.2f}x the "
+            f"{leaves['baseline_us_per_decision']:.1f} µs of {leaves['baseline_leaves']} leaf queues "
+            f"(best of {len(leaves['runs_us'])} runs each; target <= 1.3x)"
+        )
     for part, title in (("emulator", "through the Kubernetes shim (emulator)"), ("soak", "binding soak (emulator)")):
         if part in report:
             print(f"{title}:")
@@ -491,11 +499,16 @@ def bench_command(args: argparse.Namespace) -> int:
     if args.users and not args.groups:
         print("herder bench: --users needs --groups", file=sys.stderr)
         return 2
-    if min(args.nodes, args.pods, args.quotas, args.users, args.groups) < 0 or not 0 <= args.gangs <= 100:
+    if min(args.nodes, args.pods, args.quotas, args.users, args.groups, args.leaves) < 0 or not 0 <= args.gangs <= 100:
         print("herder bench: counts must not be negative (and --gangs a percentage)", file=sys.stderr)
         return 2
     try:
-        if not (args.sweep or args.users or args.quotas or args.emulator or args.soak):
+        if args.leaves:
+            from shim.bench.queues import PODS as LEAF_PODS
+            from shim.bench.queues import run_leaf_bench  # it builds on this module's callbacks
+
+            report["leaves"] = run_leaf_bench(args.leaves, min(args.pods, LEAF_PODS))
+        if not (args.sweep or args.users or args.quotas or args.emulator or args.soak or args.leaves):
             report["scheduling"] = run_scheduling(
                 args.nodes, args.pods, rules=args.rules, preemption=args.preemption, gangs=args.gangs
             )

@@ -33,7 +33,7 @@ from kubernetes import client
 
 from core.config import ConfigError
 from core.scheduler import Scheduler
-from shim.command import herder_version
+from shim.command import freeze_long_lived, herder_version
 from shim.kube.housekeeping import Housekeeper
 from shim.kube.leader.lease import LeaderElector
 from shim.kube.leader.loops import Leadership, SchedulingLoops
@@ -88,6 +88,9 @@ class OperatorOptions:
     webhook_insecure: bool = False  # plain HTTP, for tests only
     webhook_addr: str | None = None
     extra_settings: Mapping[str, Any] = field(default_factory=dict)  # kopf settings tweaks (tests)
+    # freeze the heap out of the cyclic collector after the first sync (`herder run`; tests
+    # run many replicas in one process and leave it off)
+    freeze_after_sync: bool = False
 
 
 class HerderOperator:
@@ -248,6 +251,8 @@ class HerderOperator:
         self.status.mark_synced()
         if not self._threads_started:
             self._threads_started = True
+            if self.options.freeze_after_sync:
+                freeze_long_lived()
             self.node_watch.start(node_version)
             for watch, plural in zip(self.storage_watches, STORAGE_PATHS, strict=True):
                 watch.start(storage_versions[plural])

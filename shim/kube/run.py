@@ -127,6 +127,7 @@ def operator_options(args: argparse.Namespace, namespace: str, api: client.ApiCl
         webhook_cert=args.webhook_cert,
         webhook_key=args.webhook_key,
         webhook_cert_dir=cert_dir,
+        freeze_after_sync=True,
     )
 
 

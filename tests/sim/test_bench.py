@@ -127,3 +127,21 @@ def test_soak_runs_the_binding_soak_and_reports_that_it_held(capsys: pytest.Capt
     soak = bench_json(capsys, "--soak", "12", "--soak-delays", "0.01-0.05")["soak"]
     assert soak["held"] is True and soak["pods"] == 12
     assert "1 passed" in soak["outcome"]
+
+
+def test_leaf_bench_places_every_pod_over_many_queues_and_compares_with_ten(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    report = bench_json(capsys, "--leaves", "100", "--pods", "400")
+    assert set(report) == {"leaves"}
+    leaves = report["leaves"]
+    assert (leaves["leaves"], leaves["baseline_leaves"], leaves["pods"]) == (100, 10, 400)
+    assert leaves["us_per_decision"] > 0 and leaves["baseline_us_per_decision"] > 0
+    assert leaves["ratio"] == round(leaves["us_per_decision"] / leaves["baseline_us_per_decision"], 2)
+
+
+def test_a_leaf_queue_per_namespace_gets_its_pods() -> None:
+    from shim.bench.queues import run_leaves
+
+    run = run_leaves(50, pods=200, nodes=4, freeze=False)
+    assert run["placed"] == 200
