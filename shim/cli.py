@@ -140,6 +140,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--preemption", action="store_true", help="two of the nine team queues below a guarantee, preemption on"
     )
+    bench.add_argument(
+        "--node-affinity", action="store_true", help="give every pod required node affinity (zones, instance types)"
+    )
     bench.add_argument("--gangs", type=int, default=0, help="make this percent of applications gangs (task groups)")
     bench.add_argument("--emulator", action="store_true", help="bind through the whole shim against the emulator")
     bench.add_argument(

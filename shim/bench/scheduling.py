@@ -56,6 +56,7 @@ TEAMS = ("alpha", "beta", "gamma")
 GPU = "nvidia.com/gpu"
 ZONE = "topology.kubernetes.io/zone"
 ZONES = ("zone-a", "zone-b", "zone-c")
+INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 
 # (instance type, cores, memory GiB, GPUs); a node's flavour is picked by its index mod 20.
 FLAVOURS = (("m5.4xlarge", 16, 64, 0), ("m5.8xlarge", 32, 128, 0), ("p3.16xlarge", 64, 256, 8))
@@ -95,7 +96,7 @@ def synthetic_nodes(count: int) -> Iterator[dict[str, Any]]:
                 "labels": {
                     "kubernetes.io/hostname": name,
                     ZONE: ZONES[i % 3],
-                    "node.kubernetes.io/instance-type": kind,
+                    INSTANCE_TYPE: kind,
                 },
             },
             "spec": {"taints": taints},
@@ -226,8 +227,23 @@ def _gang_annotations() -> dict[str, str]:
     return {"yunikorn.apache.org/task-group-name": "workers", "yunikorn.apache.org/task-groups": json.dumps(groups)}
 
 
+def _node_affinity(app: int, gpus: int) -> dict[str, Any]:
+    """Required node affinity as a team would write it: two of the three zones, and no GPU
+    nodes for a pod without GPUs."""
+    terms: list[dict[str, Any]] = [{"key": ZONE, "operator": "In", "values": [ZONES[app % 3], ZONES[(app + 1) % 3]]}]
+    if not gpus:
+        terms.append({"key": INSTANCE_TYPE, "operator": "NotIn", "values": [FLAVOURS[2][0]]})
+    return {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": terms}]}}
+
+
 def synthetic_pods(
-    count: int, namespaces: list[str], users: int = 0, groups: int = 0, rules: int = 0, gangs: int = 0
+    count: int,
+    namespaces: list[str],
+    users: int = 0,
+    groups: int = 0,
+    rules: int = 0,
+    gangs: int = 0,
+    affinity: bool = False,
 ) -> Iterator[dict[str, Any]]:
     rng = random.Random(42)
     for i in range(count):
@@ -255,6 +271,8 @@ def synthetic_pods(
             spec["nodeSelector"] = {ZONE: ZONES[app % 3]}
         if rules and not gang:
             spec.update(_rules(app, rules))
+        if affinity:
+            spec["affinity"] = {**spec.get("affinity", {}), "nodeAffinity": _node_affinity(app, gpus)}
         annotations = _gang_annotations() if gang else {}
         if users:
             user = app % users
@@ -306,6 +324,7 @@ def run_scheduling(
     rules: int = 0,
     preemption: bool = False,
     gangs: int = 0,
+    affinity: bool = False,
 ) -> dict[str, Any]:
     """Build the cluster, place every pod that can run, and return the figures."""
     rss_before = _maxrss_mib()
@@ -318,8 +337,10 @@ def run_scheduling(
     for node in synthetic_nodes(nodes):
         scheduler.update_node(node_to_info(node), now=0.0)
     namespaces = synthetic_namespaces()
-    for pod in synthetic_pods(pods, list(namespaces), users, groups, rules, gangs):
+    rss_nodes = _maxrss_mib()
+    for pod in synthetic_pods(pods, list(namespaces), users, groups, rules, gangs, affinity):
         scheduler.add_ask(pod_to_ask(pod, namespaces[pod["metadata"]["namespace"]]), now=0.0)
+    rss_pending = _maxrss_mib()
     setup = time.perf_counter() - start
 
     placed = cycles = 0
@@ -365,6 +386,9 @@ def run_scheduling(
         "latency_p99_us": round(latency.quantile(0.99) * 1e6, 1),
         "setup_seconds": round(setup, 3),
         "memory_mib": round(_maxrss_mib() - rss_before, 1),
+        # every pod pending: growth while the pods were added, per pod
+        "memory_per_pending_pod_kib": round((rss_pending - rss_nodes) * 1024 / pods, 2) if pods else 0.0,
+        "node_affinity": affinity,
         "memory_measure": "ru_maxrss growth from before setup to the end",
     }
 
@@ -432,6 +456,7 @@ ROWS = (
     ("scheduling (s)", "schedule_seconds", "{:.2f}"),
     ("setup (s)", "setup_seconds", "{:.2f}"),
     ("memory (MiB, ru_maxrss growth)", "memory_mib", "{:,.0f}"),
+    ("memory per pending pod (KiB)", "memory_per_pending_pod_kib", "{:,.2f}"),
 )
 
 
@@ -447,6 +472,7 @@ def _print_text(report: dict[str, Any]) -> None:
     if "scheduling" in report:
         run = report["scheduling"]
         with_rules = f", {run['rules_percent']}% with pod rules" if run.get("rules_percent") else ""
+        with_rules += ", every pod with required node affinity" if run.get("node_affinity") else ""
         gangs = f", {run['gangs_percent']}% of applications gangs ({run['placeholders']:,} placeholders)"
         gangs = gangs if run.get("gangs_percent") else ""
         print(f"scheduling: {run['nodes']:,} nodes, {run['pods']:,} pending pods{with_rules}{gangs}")
@@ -510,7 +536,12 @@ def bench_command(args: argparse.Namespace) -> int:
             report["leaves"] = run_leaf_bench(args.leaves, min(args.pods, LEAF_PODS))
         if not (args.sweep or args.users or args.quotas or args.emulator or args.soak or args.leaves):
             report["scheduling"] = run_scheduling(
-                args.nodes, args.pods, rules=args.rules, preemption=args.preemption, gangs=args.gangs
+                args.nodes,
+                args.pods,
+                rules=args.rules,
+                preemption=args.preemption,
+                gangs=args.gangs,
+                affinity=args.node_affinity,
             )
         if args.sweep:
             report["sweep"] = [run_isolated(n, args.pods, gangs=args.gangs) for n in SWEEP_NODES]

@@ -145,3 +145,19 @@ def test_a_leaf_queue_per_namespace_gets_its_pods() -> None:
 
     run = run_leaves(50, pods=200, nodes=4, freeze=False)
     assert run["placed"] == 200
+
+
+def test_node_affinity_on_every_pod_is_reported_with_the_memory_of_a_pending_pod(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from shim.bench.scheduling import synthetic_namespaces, synthetic_pods
+    from shim.convert import pod_to_ask
+
+    namespaces = synthetic_namespaces()
+    for pod in synthetic_pods(50, list(namespaces), affinity=True):
+        ask = pod_to_ask(pod, namespaces[pod["metadata"]["namespace"]])
+        assert ask.constraints.required_terms  # the zones (and no GPU nodes for a pod without GPUs)
+    run = bench_json(capsys, "--nodes", "30", "--pods", "200", "--node-affinity")["scheduling"]
+    assert run["node_affinity"] is True
+    assert run["placed"] + run["pending"] == 200 and run["placed"] > 0
+    assert run["memory_per_pending_pod_kib"] >= 0
