@@ -199,9 +199,10 @@ def recover(state: CoreState, allocation: Allocation, node: Node, now: float) ->
     queue_or_none = partition.find_queue(app.queue_path)
     assert queue_or_none is not None
     queue: Queue = queue_or_none
-    allocation = replace(allocation, application_id=app.app_id, ask=ask, queue_path=queue.path)
+    allocation = allocation.recovered(app.app_id, ask, queue.path)
     first = not app.is_running
-    state.ugm.increase_tracked_resource(queue.path, app.app_id, allocation.resource, app.user, force=True)
+    # a running pod counts whatever the limits say now: deferred like a placement without limits
+    state.ugm.defer_increase(queue.path, app.app_id, allocation.resource, app.user)
     partition.put_on_node(node, allocation)
     state.record_on_node(allocation, True, now)
     app.add_allocation(allocation)

@@ -146,6 +146,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--gangs", type=int, default=0, help="make this percent of applications gangs (task groups)")
     bench.add_argument("--emulator", action="store_true", help="bind through the whole shim against the emulator")
     bench.add_argument(
+        "--restart",
+        action="store_true",
+        help="with --emulator: time herder run to ready on --nodes nodes and --pods bound pods",
+    )
+    bench.add_argument(
         "--soak", type=int, default=0, metavar="PODS", help="the binding soak against a lossy, slow emulator"
     )
     bench.add_argument(

@@ -288,11 +288,12 @@ def pod_to_ask(pod: Mapping[str, Any], namespace: Mapping[str, Any] | None, sche
         problems.append(problem)
     quota = labels.get(LABEL_QUOTA_NAME)
     key = pod_key(pod)
-    gang, gang_problems = pod_gang(pod, key, namespace, {LABEL_APP_ID: application_id(pod)})
+    app_id = application_id(pod)
+    gang, gang_problems = pod_gang(pod, key, namespace, {LABEL_APP_ID: app_id})
     problems.extend(gang_problems)
     return Ask(
         key=key,
-        application_id=application_id(pod),
+        application_id=app_id,
         resource=shared_resource(resource),
         name=name,
         namespace=str(meta.get("namespace", "")),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from typing import Any
 
 from core.objects.constraints import NodeConstraints, NodeSelectorRequirement, NodeSelectorTerm, Toleration
@@ -40,19 +41,35 @@ def list_at(obj: Mapping[str, Any], *path: str) -> list[Any]:
     value = parent.get(path[-1])
     if type(value) is list:
         return list(value)
+    if value is None:
+        return []
     return list(value) if isinstance(value, Sequence) and not isinstance(value, str) else []
 
 
 def meta_of(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    if type(obj) is dict:  # read for every field of every pod: plain dicts first
+        meta = obj.get("metadata")
+        if type(meta) is dict:
+            return meta
     return map_at(obj, "metadata")
 
 
+def _in_meta(obj: Mapping[str, Any] | None, key: str) -> Mapping[str, Any]:
+    if type(obj) is dict:
+        meta = obj.get("metadata")
+        if type(meta) is dict:
+            found = meta.get(key)
+            if type(found) is dict:
+                return found
+    return map_at(obj, "metadata", key)
+
+
 def labels_of(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return map_at(obj, "metadata", "labels")
+    return _in_meta(obj, "labels")
 
 
 def annotations_of(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return map_at(obj, "metadata", "annotations")
+    return _in_meta(obj, "annotations")
 
 
 def parse_json(raw: Any, where: str) -> Any:
@@ -90,8 +107,18 @@ def _object_at(parent: Mapping[str, Any], key: str, where: str) -> Mapping[str, 
 def _spec(pod: Mapping[str, Any]) -> Mapping[str, Any]:
     """The pod's spec, refused (never read as a zero-size pod) when it is not an object with a
     non-empty `containers` list of objects."""
-    where = f"pod {object_name(pod)} spec"
     spec = pod.get("spec")
+    if type(spec) is dict:  # the usual shape, checked without building any message
+        containers = spec.get("containers")
+        inits = spec.get("initContainers")
+        if (
+            type(containers) is list
+            and containers
+            and all(type(c) is dict for c in containers)
+            and (inits is None or (type(inits) is list and all(type(c) is dict for c in inits)))
+        ):
+            return spec
+    where = f"pod {object_name(pod)} spec"
     if not isinstance(spec, Mapping):
         raise ConversionError(f"{where}: expected an object, got {'nothing' if 'spec' not in pod else _shape(spec)}")
     containers = spec.get("containers")
@@ -118,6 +145,11 @@ def _checked(values: Mapping[str, Any], where: str) -> Resource:
 
 
 def _requests(pod: Mapping[str, Any], container: Mapping[str, Any], kind: str) -> Resource:
+    resources = container.get("resources")
+    requests = resources.get("requests") if type(resources) is dict else None
+    if type(requests) is dict or (requests is None and (resources is None or type(resources) is dict)):
+        with suppress(QuantityError, TypeError):  # a bad value is reported below, with where it is
+            return resource_from_kubernetes(requests or {})
     where = f"pod {object_name(pod)} {kind} {container.get('name', '?')!r}"
     resources = _object_at(container, "resources", where)
     return _checked(_object_at(resources, "requests", f"{where}.resources"), f"{where} requests")
@@ -199,11 +231,12 @@ def pod_resource(pod: Mapping[str, Any]) -> Resource:
         else:
             init_peak = _max(init_peak, _add(req, sidecars))
     total = _max(_add(total, sidecars), init_peak)
-    where = f"pod {object_name(pod)} spec"
-    pod_level = _object_at(_object_at(spec, "resources", where), "requests", f"{where}.resources")
-    if pod_level:
-        total.update(_checked(pod_level, f"{where}.resources.requests"))
-    total = _add(total, _checked(_object_at(spec, "overhead", where), f"{where}.overhead"))
+    if spec.get("resources") is not None or spec.get("overhead") is not None:
+        where = f"pod {object_name(pod)} spec"
+        pod_level = _object_at(_object_at(spec, "resources", where), "requests", f"{where}.resources")
+        if pod_level:
+            total.update(_checked(pod_level, f"{where}.resources.requests"))
+        total = _add(total, _checked(_object_at(spec, "overhead", where), f"{where}.overhead"))
     total[PODS] = 1
     return Resource(total)
 

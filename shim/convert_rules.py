@@ -219,11 +219,21 @@ def pod_rules(pod: Mapping[str, Any], namespace: Mapping[str, Any] | None) -> Po
     spec = map_at(pod, "spec")
     ns = str(meta_of(pod).get("namespace", ""))
     labels = string_labels(pod)
-    where = f"pod {object_name(pod)} spec.affinity"
-    affinity, preferred_affinity = _affinity(spec, "podAffinity", ns, labels, where)
-    anti, preferred_anti = _affinity(spec, "podAntiAffinity", ns, labels, where)
+    name = object_name(pod)
+    where = f"pod {name} spec.affinity"
+    affinity: tuple[PodAffinityTerm, ...] = ()
+    anti: tuple[PodAffinityTerm, ...] = ()
+    preferred_affinity: tuple[WeightedTerm, ...] = ()
+    preferred_anti: tuple[WeightedTerm, ...] = ()
+    preferred_nodes: tuple[tuple[int, NodeSelectorTerm], ...] = ()
+    if spec.get("affinity") is not None:  # most pods have none: nothing to read
+        affinity, preferred_affinity = _affinity(spec, "podAffinity", ns, labels, where)
+        anti, preferred_anti = _affinity(spec, "podAntiAffinity", ns, labels, where)
+        preferred_nodes = _preferred_nodes(
+            spec, f"{where}.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+        )
     spread = tuple(
-        _spread(raw, labels, f"pod {object_name(pod)} spec.topologySpreadConstraints[{n}]")
+        _spread(raw, labels, f"pod {name} spec.topologySpreadConstraints[{n}]")
         for n, raw in enumerate(list_at(spec, "topologySpreadConstraints"))
     )
     return PodRules(
@@ -233,10 +243,10 @@ def pod_rules(pod: Mapping[str, Any], namespace: Mapping[str, Any] | None) -> Po
         affinity=affinity,
         anti_affinity=anti,
         spread=spread,
-        host_ports=_host_ports(spec, f"pod {object_name(pod)}"),
+        host_ports=_host_ports(spec, f"pod {name}"),
         preferred_affinity=preferred_affinity,
         preferred_anti_affinity=preferred_anti,
-        preferred_nodes=_preferred_nodes(spec, f"{where}.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"),
+        preferred_nodes=preferred_nodes,
     )
 
 

@@ -95,6 +95,7 @@ class ElasticQuotaManager:
         self._lock = threading.RLock()
         self._settings = settings or Settings()
         self._specs: dict[str, ElasticQuotaSpec] = {}
+        self._leaves_in: dict[str, list[str]] | None = None  # leaf quota names by namespace
         self._groups: dict[str, ElasticQuotaSpec] = {}  # objects standing for the system and default groups
         self._tree = QuotaTree(self._settings.min_scaling)
         self._requests: dict[str, _Pod] = {}
@@ -134,6 +135,7 @@ class ElasticQuotaManager:
                 self._groups[spec.name] = spec
                 return
             self._specs[spec.name] = spec
+            self._leaves_in = None
             self._tree.rebuild(self._specs.values())
 
     def remove_quota(self, name: str) -> None:
@@ -142,6 +144,7 @@ class ElasticQuotaManager:
             if problems:
                 raise QuotaValidationError(problems)
             self._specs.pop(name, None)
+            self._leaves_in = None
             self._tree.rebuild(self._specs.values())
 
     # -- membership ---------------------------------------------------------------------
@@ -151,7 +154,13 @@ class ElasticQuotaManager:
                 return SYSTEM_QUOTA
             if label:
                 return label if label in self._specs else DEFAULT_QUOTA
-            here = [s.name for s in self._specs.values() if s.namespace == namespace and not s.is_parent]
+            leaves = self._leaves_in
+            if leaves is None:  # by namespace, kept until a quota changes: every pod asks
+                leaves = self._leaves_in = {}
+                for spec in self._specs.values():
+                    if not spec.is_parent:
+                        leaves.setdefault(spec.namespace, []).append(spec.name)
+            here = leaves.get(namespace, [])
             if namespace in here:
                 return namespace
             return here[0] if len(here) == 1 else DEFAULT_QUOTA

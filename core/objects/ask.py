@@ -121,6 +121,27 @@ class Allocation:
     def display_name(self) -> str:
         return self.name or self.key
 
+    def recovered(self, application_id: str, ask: Ask, queue_path: str) -> Allocation:
+        """This allocation as the core keeps it once recovered into an application and a queue
+        (`dataclasses.replace` of those three fields, without its per-call field lookups)."""
+        return Allocation(
+            self.key,
+            self.node_id,
+            self.resource,
+            self.priority,
+            self.allocation_time,
+            self.request_time,
+            application_id,
+            self.name,
+            self.foreign,
+            ask,
+            queue_path,
+            self.pod,
+            self.replaces,
+            self.volume_plan,
+            self.foreign_claims,
+        )
+
     @staticmethod
     def for_ask(ask: Ask, node_id: str, allocation_time: float, queue_path: str = "") -> Allocation:
         """A placed (or recovered, already bound) Herder pod."""

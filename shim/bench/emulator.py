@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from shim.bench.emulator_process import EmulatorProcess, measure_ceiling, quantile
+from shim.bench.restart import run_restart_bench
 from shim.kube.operator import OperatorOptions
 from shim.kube.watch.reload import ConfigSource
 
@@ -34,6 +35,8 @@ HERDER_NAMESPACE = "herder-system"
 
 MAX_NODES = 500
 MAX_PODS = 20000
+MAX_RESTART_NODES = 20000
+MAX_RESTART_PODS = 200000
 SETTLE_TIMEOUT = 600.0
 
 
@@ -62,7 +65,7 @@ def _options(identity: str) -> OperatorOptions:
     return OperatorOptions(source=ConfigSource(namespace=HERDER_NAMESPACE), identity=identity, rest_port=None)
 
 
-def run_emulator_bench(args: argparse.Namespace) -> dict[str, Any]:
+def _emulator_module() -> Any:
     if importlib.util.find_spec("kmock") is None:
         raise RuntimeError(
             "--emulator runs kmock's Kubernetes API emulator, a development dependency that is not installed: "
@@ -71,11 +74,23 @@ def run_emulator_bench(args: argparse.Namespace) -> dict[str, Any]:
     _source_checkout()
     try:
         # Test code, not part of the installed package: imported by name so type checks of shim stay apart.
-        emulator = importlib.import_module("tests.kube.emulator")
+        return importlib.import_module("tests.kube.emulator")
     except ImportError as error:
         raise RuntimeError(
             f"--emulator needs a source checkout with the dev extra (pip install -e '.[dev]'): {error}"
         ) from None
+
+
+def run_restart(args: argparse.Namespace) -> dict[str, Any]:
+    """`--emulator --restart`: `herder run` to ready on a big bound cluster (shim/bench/restart.py)."""
+    _emulator_module()
+    nodes = max(1, min(int(args.nodes), MAX_RESTART_NODES))
+    pods = max(0, min(int(args.pods), MAX_RESTART_PODS))
+    return run_restart_bench(nodes, pods)
+
+
+def run_emulator_bench(args: argparse.Namespace) -> dict[str, Any]:
+    emulator = _emulator_module()
 
     nodes = max(1, min(int(args.nodes), MAX_NODES))
     pods = max(1, min(int(args.pods), MAX_PODS))

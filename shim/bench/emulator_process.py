@@ -94,6 +94,11 @@ def _child(conn: Connection, nodes: int) -> None:
                 conn.send((first, max(bound_at.values(), default=first)))
             elif command == "writes":
                 conn.send(_write_counts(server.writes()))
+            elif command == "populate":
+                nodes_count, pods_count = argument
+                make = functools.partial(_populate, server.emulator, emulator, nodes_count, pods_count)
+                server.call(make, timeout=600)
+                conn.send(None)
             elif command == "reset":
                 created_at.clear()
                 bound_at.clear()
@@ -126,6 +131,25 @@ async def _create(em: Any, pods: Any, count: int, prefix: str, created_at: dict[
         created_at[(BENCH_NAMESPACE, meta["name"])] = time.monotonic()
         if index % 50 == 49:
             await asyncio.sleep(0)  # let the server answer requests meanwhile, as a real one would
+
+
+async def _populate(em: Any, emulator: Any, nodes: int, pods: int) -> None:
+    """A cluster as a restarted Herder finds it: `nodes` more nodes and `pods` Herder pods bound
+    and running on them, stored directly (as if created long ago; nobody watches yet)."""
+    async with em._lock:
+        for index in range(nodes):
+            name = f"restart-node-{index}"
+            body = emulator.node_body(name, cpu="64", memory="256Gi", pods="110")
+            body["metadata"].update(uid=str(uuid.uuid4()), resourceVersion=em._next_version())
+            em.objects[(emulator.NODES, None, name)] = body
+        started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        for index in range(pods):
+            body = pod_body(index, prefix="running")
+            meta = body["metadata"]
+            meta.update(uid=str(uuid.uuid4()), creationTimestamp=started, resourceVersion=em._next_version())
+            body["spec"]["nodeName"] = f"restart-node-{index % max(nodes, 1)}"
+            body["status"] = {"phase": "Running", "startTime": started}
+            em.objects[(emulator.PODS, BENCH_NAMESPACE, meta["name"])] = body
 
 
 class EmulatorProcess:
@@ -187,6 +211,10 @@ class EmulatorProcess:
 
     def reset(self) -> None:
         self._ask("reset")
+
+    def populate(self, nodes: int, pods: int) -> None:
+        """Store `nodes` nodes and `pods` pods bound and running on them (see `_populate`)."""
+        self._ask("populate", (nodes, pods))
 
 
 def quantile(ordered: list[float], q: float) -> float:

@@ -25,7 +25,8 @@ from typing import Any
 from core.config import load_config, parse_settings
 from core.events import NODE, SchedulingEvent
 from core.scheduler import Scheduler
-from shim.bench.scheduling import CountingCallbacks, queue_config, synthetic_namespaces, synthetic_nodes, synthetic_pods
+from shim.bench.callbacks import CountingCallbacks
+from shim.bench.scheduling import queue_config, synthetic_namespaces, synthetic_nodes, synthetic_pods
 from shim.convert import node_to_info, pod_to_ask
 from shim.rest import RestStatus, build_rest_app, start_rest_server
 from shim.rest.events import STREAMS

@@ -18,7 +18,7 @@ from typing import Any
 
 from core.config import load_config
 from core.scheduler import Scheduler
-from shim.bench.scheduling import CountingCallbacks
+from shim.bench.callbacks import CountingCallbacks
 from shim.command import collect_garbage_less_often, freeze_long_lived
 from shim.convert import node_to_info, pod_to_ask
 

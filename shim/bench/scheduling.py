@@ -40,9 +40,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from core.config import load_config
-from core.events import SchedulingEvent
-from core.objects.ask import Allocation
 from core.scheduler import Scheduler
+from shim.bench.callbacks import CountingCallbacks
+from shim.bench.queues import PODS as LEAF_PODS
+from shim.bench.queues import run_leaf_bench
 from shim.bench.quota import run_quota_bench
 from shim.bench.soak import run_soak
 from shim.command import collect_garbage_less_often
@@ -291,26 +292,6 @@ def synthetic_pods(
         }
 
 
-class CountingCallbacks:
-    """The shim's side, reduced to counting: binds succeed at once, events are dropped."""
-
-    def __init__(self) -> None:
-        self.binds = 0
-        self.placeholders = 0
-        self.replacements = 0
-
-    def bind(self, allocation: Allocation) -> None:
-        self.binds += 1
-        self.placeholders += allocation.placeholder
-        self.replacements += bool(allocation.replaces)
-
-    def evict(self, allocation: Allocation, reason: str) -> None:
-        pass
-
-    def report(self, event: SchedulingEvent) -> None:
-        pass
-
-
 def _maxrss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
@@ -438,10 +419,10 @@ def _ugm_comparison(nodes: int, pods: int, users: int, groups: int) -> dict[str,
 def _emulator(args: argparse.Namespace) -> dict[str, Any]:
     """The same figures through the whole Kubernetes shim against the API emulator (`emulator.py`)."""
     try:
-        from shim.bench.emulator import run_emulator_bench
+        from shim.bench.emulator import run_emulator_bench, run_restart
     except ImportError as error:
         raise RuntimeError(f"--emulator: the bench through the Kubernetes shim cannot be loaded: {error}") from None
-    figures: dict[str, Any] = run_emulator_bench(args)
+    figures: dict[str, Any] = run_restart(args) if args.restart else run_emulator_bench(args)
     return figures
 
 
@@ -525,14 +506,14 @@ def bench_command(args: argparse.Namespace) -> int:
     if args.users and not args.groups:
         print("herder bench: --users needs --groups", file=sys.stderr)
         return 2
+    if args.restart and not args.emulator:
+        print("herder bench: --restart needs --emulator", file=sys.stderr)
+        return 2
     if min(args.nodes, args.pods, args.quotas, args.users, args.groups, args.leaves) < 0 or not 0 <= args.gangs <= 100:
         print("herder bench: counts must not be negative (and --gangs a percentage)", file=sys.stderr)
         return 2
     try:
         if args.leaves:
-            from shim.bench.queues import PODS as LEAF_PODS
-            from shim.bench.queues import run_leaf_bench  # it builds on this module's callbacks
-
             report["leaves"] = run_leaf_bench(args.leaves, min(args.pods, LEAF_PODS))
         if not (args.sweep or args.users or args.quotas or args.emulator or args.soak or args.leaves):
             report["scheduling"] = run_scheduling(

@@ -231,9 +231,13 @@ class HerderOperator:
             log.warning("the ElasticQuota CRD is not installed; elastic quotas are off until it is (restart)")
         else:
             self.quotas.apply_all(quotas)
-        pods, pod_version = self.reader.pod_listing()
-        for pod in pods:
-            self.pods.apply(pod)
+        listing = self.reader.pod_pages()
+        pods = 0
+        for page in listing:
+            pods += len(page)
+            for pod in page:
+                self.pods.apply(pod)
+        pod_version = listing.version
         counts = self.pods.counts()
         log.info(
             "synced %d nodes, %d namespaces, %d quotas, %d pods (%d pending Herder pods, %d running Herder pods, "
@@ -241,7 +245,7 @@ class HerderOperator:
             len(nodes),
             len(namespaces),
             len(quotas or []),
-            len(pods),
+            pods,
             counts["ask"],
             counts["own"],
             counts["foreign"],

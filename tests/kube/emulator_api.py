@@ -20,7 +20,8 @@ module adds them the way the real API server behaves:
 - deleting a namespace deletes what lives in it (pods first, as the garbage collector would);
 - pods and ElasticQuotas go through Herder's admission webhooks when they are registered
   (tests/kube/emulator_admission.py), as the API server calls them;
-- a listing carries the current resourceVersion; tests can end every open watch of a kind
+- a listing carries the current resourceVersion and is paged with `limit`/`continue` (every page cut
+  from the first page's snapshot); tests can end every open watch of a kind
   (`end_watches`, as an API server restart or a load balancer does) and make versions
   expire (`expire_versions`: a watch from an older one gets a 410 Gone ERROR event). A watch
   still replays every object as ADDED first, whatever resourceVersion it asks for (kmock).
@@ -218,6 +219,8 @@ class HerderEmulator(kmock.KubernetesEmulator):
     _version: int = 0
     _writes: asyncio.Lock | None = attrs.field(default=None)
     _in_flight: dict[int, rendering.Request] = attrs.field(factory=dict)  # id() -> request being served
+    # continue token -> (version, items) of a paged listing still being read
+    _list_snapshots: dict[str, tuple[str, list[Any]]] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
@@ -292,9 +295,30 @@ class HerderEmulator(kmock.KubernetesEmulator):
 
     # -- watches ----------------------------------------------------------------------------
     async def _serve_list(self, request: rendering.Request) -> rendering.Payload:
-        listing: Any = await super()._serve_list(request)
-        listing["metadata"] = {"resourceVersion": str(self._version)}
-        return listing  # type: ignore[no-any-return]
+        limit = int(request.params.get("limit") or 0)
+        token = request.params.get("continue") or ""
+        snapshot = self._list_snapshots.get(token) if token else None
+        if snapshot is None:
+            listing: Any = await super()._serve_list(request)
+            snapshot = (str(self._version), listing["items"])
+        if limit <= 0:
+            return {"metadata": {"resourceVersion": snapshot[0]}, "items": snapshot[1]}
+        # Paged as the API server pages (`limit`, `continue`), every page from the snapshot the
+        # first one was cut from: the token names it and where the next page starts.
+        version, items = snapshot
+        offset = int(token.rsplit(":", 1)[1]) if token else 0
+        page: dict[str, Any] = {"metadata": {"resourceVersion": version}, "items": items[offset : offset + limit]}
+        if offset + limit < len(items):
+            following = f"{id(items)}:{offset + limit}"
+            self._list_snapshots.pop(token, None)
+            self._list_snapshots[following] = snapshot
+            while len(self._list_snapshots) > 64:  # listings abandoned half way
+                del self._list_snapshots[next(iter(self._list_snapshots))]
+            page["metadata"]["continue"] = following
+            page["metadata"]["remainingItemCount"] = len(items) - offset - limit
+        else:
+            self._list_snapshots.pop(token, None)
+        return page
 
     async def _serve_watch(self, request: rendering.Request) -> AsyncIterator[rendering.Payload]:
         plural = request.resource.plural if request.resource is not None else ""

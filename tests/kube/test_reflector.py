@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from shim.kube.watch.listing import ClusterReader
+from shim.kube.watch.listing import ClusterReader, PagedListing
 from shim.kube.watch.reflector import Reflector, WatchTarget, split_lines
 from tests.kube.conftest import Cluster, eventually, herder_pod
 from tests.kube.emulator import EmulatorServer, namespace_body
@@ -195,3 +195,29 @@ def test_the_operator_keeps_binding_after_its_pod_watch_broke_and_expired(cluste
     assert herder.operator.pods.counts()["own"] == 4
     metrics = urllib.request.urlopen(f"http://127.0.0.1:{herder.operator.rest_port}/metrics").read().decode()
     assert 'herder_watch_restarts_total{reason="expired",resource="pods"} 1.0' in metrics
+
+
+def test_a_listing_longer_than_a_page_arrives_page_by_page_whole_and_with_its_version(
+    server: EmulatorServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from shim.kube.watch import listing
+
+    monkeypatch.setattr(listing, "PAGE", 7)
+    core = client.CoreV1Api(server.api_client())
+    for index in range(30):
+        core.create_namespaced_pod("batch", herder_pod(f"p{index}"))
+    reader = ClusterReader(server.api_client())
+    pages = reader.pod_pages()
+    sizes = [len(page) for page in pages]
+    assert sizes == [7, 7, 7, 7, 2]
+    names = sorted(pod["metadata"]["name"] for pod in reader.pods())
+    assert names == sorted(f"p{index}" for index in range(30))
+    assert pages.version == reader.pod_listing()[1] != ""
+
+
+def test_a_failed_page_is_raised_to_the_reader() -> None:
+    def broken(**_: Any) -> Any:
+        raise client.ApiException(status=500, reason="page lost")
+
+    with pytest.raises(client.ApiException, match="page lost"):
+        list(PagedListing(broken, timeout=1))

@@ -10,7 +10,9 @@ into dicts would be wasted time.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import queue
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from kubernetes import client
@@ -35,6 +37,48 @@ def _pages(call: Callable[..., Any], *args: Any, timeout: float) -> tuple[list[d
         token = meta.get("continue")
         if not token:
             return items, str(meta.get("resourceVersion") or "")
+
+
+class PagedListing:
+    """The pages of a listing as they arrive, the next one read (by a thread of its own) while
+    the caller works on the current one: the API server prepares a page while Herder converts the
+    last. `version` is the listing's resourceVersion once every page was read."""
+
+    def __init__(self, call: Callable[..., Any], timeout: float) -> None:
+        self._call = call
+        self._timeout = timeout
+        self._pages: queue.Queue[tuple[list[dict[str, Any]] | None, BaseException | None]] = queue.Queue(maxsize=2)
+        self.version = ""
+        self._reader = threading.Thread(target=self._read, name="herder-listing", daemon=True)
+
+    def _read(self) -> None:
+        token: str | None = None
+        try:
+            while True:
+                kwargs: dict[str, Any] = {"limit": PAGE, "_preload_content": False, "_request_timeout": self._timeout}
+                if token:
+                    kwargs["_continue"] = token
+                document = json.loads(self._call(**kwargs).data)
+                meta = document.get("metadata") or {}
+                token = meta.get("continue")
+                if not token:
+                    self.version = str(meta.get("resourceVersion") or "")
+                self._pages.put((document.get("items") or [], None))
+                if not token:
+                    self._pages.put((None, None))
+                    return
+        except BaseException as error:  # handed to the caller, which raises it
+            self._pages.put((None, error))
+
+    def __iter__(self) -> Iterator[list[dict[str, Any]]]:
+        self._reader.start()
+        while True:
+            page, error = self._pages.get()
+            if error is not None:
+                raise error
+            if page is None:
+                return
+            yield page
 
 
 class ClusterReader:
@@ -69,6 +113,10 @@ class ClusterReader:
     def pod_listing(self) -> tuple[list[dict[str, Any]], str]:
         """Every pod of every namespace and the resourceVersion to watch pods from."""
         return _pages(self._core.list_pod_for_all_namespaces, timeout=self._timeout)
+
+    def pod_pages(self) -> PagedListing:
+        """Every pod of every namespace, page by page as they arrive (the start-up sync)."""
+        return PagedListing(self._core.list_pod_for_all_namespaces, self._timeout)
 
     def quotas(self) -> list[dict[str, Any]] | None:
         """Every ElasticQuota, or None when the CRD is not installed."""

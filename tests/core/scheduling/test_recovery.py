@@ -169,3 +169,35 @@ def test_a_running_pod_with_another_users_application_id_counts_in_its_own_appli
     users = {u["userName"]: u for u in world.sched.state_dump()["usage"]["users"]}
     assert users["ann"]["queues"]["resourceUsage"]["vcore"] == 1000
     assert users["bob"]["queues"]["resourceUsage"]["vcore"] == 2000
+
+
+def test_a_recovered_allocation_keeps_every_field_but_the_three_recovery_sets() -> None:
+    import dataclasses
+
+    from core.objects.ask import Allocation, Ask
+    from core.objects.pod_rules import PodRules
+    from core.objects.volumes import VolumePlan
+    from core.resources import Resource
+
+    ask = Ask(key="k", application_id="app", resource=Resource({"vcore": 1000}))
+    values = {
+        "key": "k",
+        "node_id": "n1",
+        "resource": Resource({"vcore": 1000}),
+        "priority": 7,
+        "allocation_time": 5.0,
+        "request_time": 3.0,
+        "application_id": "before",
+        "name": "ns/p",
+        "foreign": None,
+        "ask": None,
+        "queue_path": "",
+        "pod": PodRules(),
+        "replaces": "placeholder",
+        "volume_plan": VolumePlan(),
+        "foreign_claims": ("ns/claim",),
+    }
+    assert set(values) == {field.name for field in dataclasses.fields(Allocation)}  # a new field is covered here
+    allocation = Allocation(**values)  # type: ignore[arg-type]
+    expected = dataclasses.replace(allocation, application_id="after", ask=ask, queue_path="root.a")
+    assert allocation.recovered("after", ask, "root.a") == expected
