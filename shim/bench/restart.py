@@ -126,6 +126,7 @@ def run_restart_bench(nodes: int, pods: int) -> dict[str, Any]:
                 process.kill()
         text = log.read_text()
         synced = re.search(r"synced .* in ([0-9.]+)s", text)
+        running = re.search(r"synced .*?(\d+) running Herder pods", text)
         if os.environ.get("HERDER_BENCH_LOG"):
             print(text, file=sys.stderr)
     return {
@@ -133,6 +134,7 @@ def run_restart_bench(nodes: int, pods: int) -> dict[str, Any]:
         "pods": pods,
         "ready_seconds": round(ready_seconds, 2),
         "sync_seconds": float(synced.group(1)) if synced else None,
+        "recovered_pods": int(running.group(1)) if running else 0,
         "herder_cpu_seconds_to_ready": round(cpu_ready, 2),
         "bindings_after_restart": bindings,
         "memory_mib": round(memory),

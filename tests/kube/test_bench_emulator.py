@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from shim.bench.emulator import run_emulator_bench
+from shim.bench.emulator import run_emulator_bench, run_restart
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -18,3 +18,12 @@ def test_the_emulator_bench_binds_every_pod_and_a_restart_binds_none_again() -> 
     assert figures["emulator_ceiling_pods_per_second"] > 0
     assert figures["bindings_after_restart"] == 0
     assert figures["recovered_vcore"] == 30 * 100  # 100m each, recovered by the second replica
+
+
+def test_the_restart_bench_times_herder_run_to_ready_on_a_bound_cluster_and_it_binds_nothing() -> None:
+    figures = run_restart(argparse.Namespace(nodes=20, pods=200))
+    assert (figures["nodes"], figures["pods"]) == (20, 200)
+    assert figures["ready_seconds"] > 0
+    assert figures["sync_seconds"] is not None and figures["sync_seconds"] <= figures["ready_seconds"]
+    assert figures["bindings_after_restart"] == 0
+    assert figures["recovered_pods"] == 200  # every bound pod read and recovered
