@@ -137,6 +137,7 @@ def run_emulator_bench(args: argparse.Namespace) -> dict[str, Any]:
         "fraction_of_ceiling": round(rate / ceiling["pods_per_second"], 2) if ceiling["pods_per_second"] else 0.0,
         "all_bound_seconds": round(bind_seconds, 2),
         "herder_cpu_seconds": round(cpu_seconds, 2),
+        "herder_cpu_ms_per_pod": round(cpu_seconds / pods * 1000, 3),
         "bind_request_p50_ms": round(rt50 * 1000, 1),
         "bind_request_p99_ms": round(rt99 * 1000, 1),
         "restart_recovery_seconds": round(recovery_seconds, 2),

@@ -16,6 +16,7 @@ def test_the_emulator_bench_binds_every_pod_and_a_restart_binds_none_again() -> 
     assert figures["pods"] == 30
     assert figures["pods_bound_per_second"] > 0
     assert figures["emulator_ceiling_pods_per_second"] > 0
+    assert figures["herder_cpu_ms_per_pod"] == pytest.approx(figures["herder_cpu_seconds"] / 30 * 1000, abs=0.2)
     assert figures["bindings_after_restart"] == 0
     assert figures["recovered_vcore"] == 30 * 100  # 100m each, recovered by the second replica
 

@@ -152,3 +152,67 @@ def test_a_proxy_keeps_the_kubernetes_clients_own_transport() -> None:
     assert keepalive.usable(config)
     config.proxy = "http://proxy.example.com:3128"
     assert not keepalive.usable(config)
+
+
+class Canned:
+    """A TCP server that reads one request at a time and writes the next canned answer."""
+
+    def __init__(self, answers: list[bytes]) -> None:
+        import socket
+
+        self.answers = answers
+        self.requests: list[bytes] = []
+        self.accepted = 0
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while self.answers:
+            conn, _ = self.listener.accept()
+            self.accepted += 1
+            with conn:
+                while self.answers:
+                    request = b""
+                    while b"\r\n\r\n" not in request:
+                        chunk = conn.recv(65536)
+                        if not chunk:
+                            break
+                        request += chunk
+                    if not request:
+                        break
+                    self.requests.append(request)
+                    answer = self.answers.pop(0)
+                    conn.sendall(answer)
+                    if b"Connection: close" in answer or (b"Content-Length" not in answer and b"chunked" not in answer):
+                        break
+
+
+def test_chunked_close_delimited_and_error_answers_are_read_whole() -> None:
+    server = Canned(
+        [
+            b'HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{"a"\r\n3\r\n:1}\r\n0\r\n\r\n',
+            b"HTTP/1.1 409 Conflict\r\nContent-Length: 2\r\nContent-Type: application/json\r\n\r\n{}",
+            b'HTTP/1.1 201 Created\r\nConnection: close\r\n\r\n{"done":true}',
+            b"HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\n{}",
+        ]
+    )
+    config = client.Configuration()
+    config.host = f"http://127.0.0.1:{server.port}"
+    connections = keepalive.KeptAliveConnections(config, timeout=5)
+    assert connections.post("/a", b"{}", {"Authorization": "Bearer t"}) == (201, "Created", b'{"a":1}')
+    assert connections.post("/b", b"{}", {}) == (409, "Conflict", b"{}")
+    assert connections.post("/c", b"{}", {}) == (201, "Created", b'{"done":true}')
+    assert connections.post("/d", b"{}", {}) == (201, "Created", b"{}")  # on a new connection
+    assert server.accepted == 2
+    first = server.requests[0].decode()
+    assert first.startswith("POST /a HTTP/1.1\r\n") and f"Host: 127.0.0.1:{server.port}\r\n" in first
+    assert "Authorization: Bearer t\r\n" in first and first.endswith("\r\n\r\n{}")
+
+
+def test_a_connection_closed_without_an_answer_is_a_network_error() -> None:
+    server = Canned([b""])
+    config = client.Configuration()
+    config.host = f"http://127.0.0.1:{server.port}"
+    with pytest.raises(ConnectionError):
+        keepalive.KeptAliveConnections(config, timeout=5).post("/a", b"{}", {})
