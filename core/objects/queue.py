@@ -11,16 +11,20 @@ still has applications is `draining`: it takes no new applications and goes when
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from collections.abc import Iterator, Mapping
 
 from core.config.schema import APPLICATION_SORT_POLICY, APPLICATION_SORT_PRIORITY, ChildTemplate, Limit
 from core.objects.application import Application
 from core.objects.application_order import ApplicationOrder
-from core.objects.sorted_blocks import SortedBlocks
+from core.objects.sorted_blocks import BLOCK, SortedBlocks
 from core.resources import Resource, add_into, format_amounts
 
 FIFO = "fifo"
 FAIR = "fair"
+
+
+_Entry = tuple[float, str, "Queue"]  # a child's place in its parent's order: (share, name, child)
 
 
 class Queue:
@@ -84,7 +88,7 @@ class Queue:
         self._bases: tuple[Mapping[str, int], Resource | None, Resource | None, dict[str, int]] | None = None
         # Parent only: every child in fair order, sorted at one change counter and repaired for
         # the children whose share moved since (a placement moves one child per level).
-        self._child_order: SortedBlocks | None = None
+        self._child_order: list[_Entry] | SortedBlocks | None = None
         self._child_order_cluster: Mapping[str, int] | None = None
         self._child_order_version = -1
         self._moved_children: set[Queue] = set()
@@ -131,26 +135,36 @@ class Queue:
         # Lazily: a decision usually stops at the first child; only this method changes `order`.
         return (entry[2] for entry in order)
 
-    def _sort_children(self, cluster: Mapping[str, int], version: int) -> SortedBlocks:
+    def _sort_children(self, cluster: Mapping[str, int], version: int) -> list[_Entry] | SortedBlocks:
         entries = sorted((child.usage_share(cluster), child.name, child) for child in self.children.values())
         for share, name, child in entries:
             child._order_key = (share, name)
-        order = SortedBlocks(entries)
+        # a plain list while moving one entry is cheap; blocks once shifting the list is not
+        order = entries if len(entries) <= BLOCK else SortedBlocks(entries)
         self._child_order, self._child_order_cluster, self._child_order_version = order, cluster, version
         return order
 
-    def _reposition(self, order: SortedBlocks, child: Queue, cluster: Mapping[str, int]) -> bool:
+    def _reposition(self, order: list[_Entry] | SortedBlocks, child: Queue, cluster: Mapping[str, int]) -> bool:
         """Move one child to its place for its current share; False when it is not where its
         last key says (the caller sorts again)."""
         if child._order_key is None or self.children.get(child.name.lower()) is not child:
             return False
         # (share, name) sorts just before (share, name, child): siblings' names are unique, so
         # the tuples compare without a key function and never reach the queues themselves.
-        found = order.remove_at(child._order_key)
-        if found is None or found[2] is not child:
-            return False
-        entry = (child.usage_share(cluster), child.name, child)
-        order.add(entry)
+        entry: _Entry
+        if isinstance(order, list):
+            index = bisect_left(order, child._order_key)
+            if index >= len(order) or order[index][2] is not child:
+                return False
+            del order[index]
+            entry = (child.usage_share(cluster), child.name, child)
+            insort(order, entry)
+        else:
+            found = order.remove_at(child._order_key)
+            if found is None or found[2] is not child:
+                return False
+            entry = (child.usage_share(cluster), child.name, child)
+            order.add(entry)
         child._order_key = (entry[0], entry[1])
         return True
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterable, Iterator
+from itertools import chain
 from typing import Any
 
 BLOCK = 256  # entries per block (up to twice as many before it splits)
@@ -31,12 +32,26 @@ class SortedBlocks:
         return self._size
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
-        for block in self._blocks:
-            yield from block
+        if len(self._blocks) == 1:  # most parents have a few children: one block
+            return iter(self._blocks[0])
+        return chain.from_iterable(self._blocks)
 
     def remove_at(self, key: tuple[Any, ...]) -> tuple[Any, ...] | None:
         """Take out and return the first entry at or after `key`, None when there is none."""
         blocks = self._blocks
+        if len(blocks) == 1:
+            block = blocks[0]
+            at = bisect_left(block, key)
+            if at == len(block):
+                return None
+            entry = block.pop(at)
+            self._size -= 1
+            if not block:
+                blocks.clear()
+                self._firsts.clear()
+            elif at == 0:
+                self._firsts[0] = block[0]
+            return entry
         number = bisect_right(self._firsts, key) - 1
         at = 0
         if number < 0:
@@ -62,7 +77,7 @@ class SortedBlocks:
             self._firsts.append(entry)
             self._size = 1
             return
-        number = max(bisect_right(self._firsts, entry) - 1, 0)
+        number = max(bisect_right(self._firsts, entry) - 1, 0) if len(self._blocks) > 1 else 0
         block = self._blocks[number]
         insort(block, entry)
         self._size += 1
