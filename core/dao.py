@@ -80,14 +80,14 @@ def queue_document(state: CoreState, queue: Queue) -> dict[str, Any]:
         "properties": dict(sorted(queue.properties.items())),
         "submitACL": queue.submit_acl or "",
         **_preemption_fields(state, queue),
-        "children": [queue_document(state, child) for child in sorted(queue.children.values(), key=lambda q: q.name)],
+        "children": [queue_document(state, child) for child in queue.children_by_name()],
     }
 
 
 def queue_usage(queue: Queue, out: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
     """Every queue's `allocatedResource`, by path, in the order `queue_document` nests them."""
     out[queue.path] = resource_doc(queue.allocated)
-    for child in sorted(queue.children.values(), key=lambda q: q.name):
+    for child in queue.children_by_name():
         queue_usage(child, out)
     return out
 

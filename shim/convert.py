@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import replace
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -330,7 +329,7 @@ def ask_for_copy(like: Ask, pod: Mapping[str, Any]) -> Ask | None:
         )
     except ConversionError:
         return None
-    return replace(like, key=pod_key(pod), name=object_name(pod), created=created)
+    return like.copy_as(pod_key(pod), object_name(pod), created)
 
 
 def pod_is_finished(pod: Mapping[str, Any]) -> bool:

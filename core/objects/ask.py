@@ -69,6 +69,32 @@ class Ask:
     def display_name(self) -> str:
         return self.name or self.key
 
+    def copy_as(self, key: str, name: str, created: float) -> Ask:
+        """The same ask for another pod (a replica): `dataclasses.replace` of those three
+        fields, without its per-call field lookups (the simulator makes one per replica)."""
+        return Ask(
+            key,
+            self.application_id,
+            self.resource,
+            name,
+            self.namespace,
+            self.queue,
+            self.tags,
+            self.user,
+            self.priority,
+            self.constraints,
+            self.pod,
+            self.quota,
+            self.preemptible,
+            self.allow_preemption,
+            created,
+            self.problems,
+            self.task_group,
+            self.gang,
+            self.placeholder,
+            self.claims,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Allocation:

@@ -30,6 +30,7 @@ _Entry = tuple[float, str, "Queue"]  # a child's place in its parent's order: (s
 class Queue:
     __slots__ = (
         "_bases",
+        "_by_name",
         "_child_order",
         "_child_order_cluster",
         "_child_order_version",
@@ -89,6 +90,7 @@ class Queue:
         # Parent only: every child in fair order, sorted at one change counter and repaired for
         # the children whose share moved since (a placement moves one child per level).
         self._child_order: list[_Entry] | SortedBlocks | None = None
+        self._by_name: list[Queue] | None = None
         self._child_order_cluster: Mapping[str, int] | None = None
         self._child_order_version = -1
         self._moved_children: set[Queue] = set()
@@ -107,12 +109,18 @@ class Queue:
 
     def add_child(self, queue: Queue) -> None:
         self.children[queue.name.lower()] = queue
-        self._child_order = None
+        self._child_order = self._by_name = None
 
     def remove_child(self, queue: Queue) -> None:
         if self.children.get(queue.name.lower()) is queue:
             del self.children[queue.name.lower()]
-        self._child_order = None
+        self._child_order = self._by_name = None
+
+    def children_by_name(self) -> list[Queue]:
+        """The children sorted by name, as documents list them (kept until a child comes or goes)."""
+        if self._by_name is None:
+            self._by_name = sorted(self.children.values(), key=lambda queue: queue.name)
+        return self._by_name
 
     def share_moved(self) -> None:
         """This queue's usage share may have changed (usage or limits): its parent repairs its order."""

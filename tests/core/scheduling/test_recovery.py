@@ -201,3 +201,34 @@ def test_a_recovered_allocation_keeps_every_field_but_the_three_recovery_sets() 
     allocation = Allocation(**values)  # type: ignore[arg-type]
     expected = dataclasses.replace(allocation, application_id="after", ask=ask, queue_path="root.a")
     assert allocation.recovered("after", ask, "root.a") == expected
+
+
+def test_an_ask_copied_for_a_replica_differs_only_in_key_name_and_creation_time() -> None:
+    import dataclasses
+
+    from core.objects.ask import Ask, UserGroup
+    from core.objects.constraints import NodeConstraints
+    from core.resources import Resource
+
+    ask = Ask(
+        key="k1",
+        application_id="app",
+        resource=Resource({"vcore": 500}),
+        name="ns/p1",
+        namespace="ns",
+        queue="root.a",
+        tags={"namespace": "ns"},
+        user=UserGroup("ann", ("dev",)),
+        priority=5,
+        constraints=NodeConstraints(node_selector=(("zone", "a"),)),
+        quota="q",
+        preemptible=False,
+        allow_preemption=False,
+        created=1.0,
+        problems=("p",),
+        task_group="workers",
+        placeholder=True,
+        claims=("ns/c",),
+    )
+    assert len(dataclasses.fields(Ask)) == 20  # a new field must be copied by copy_as too
+    assert ask.copy_as("k2", "ns/p2", 2.0) == dataclasses.replace(ask, key="k2", name="ns/p2", created=2.0)
