@@ -44,19 +44,17 @@ def _free_port() -> int:
         return port
 
 
-def _kubeconfig(path: Path, server: str) -> Path:
+def write_kubeconfig(path: Path, server: str, namespace: str = HERDER_NAMESPACE, token: str = "bench") -> Path:
+    """A kubeconfig for `server` (no TLS), a bearer `token`, and `namespace` as the context's."""
     path.write_text(
         yaml.safe_dump(
             {
                 "apiVersion": "v1",
                 "kind": "Config",
                 "clusters": [{"name": "emulated", "cluster": {"server": server}}],
-                "users": [{"name": "bench", "user": {"token": "bench"}}],
+                "users": [{"name": "user", "user": {"token": token}}],
                 "contexts": [
-                    {
-                        "name": "emulated",
-                        "context": {"cluster": "emulated", "user": "bench", "namespace": HERDER_NAMESPACE},
-                    }
+                    {"name": "emulated", "context": {"cluster": "emulated", "user": "user", "namespace": namespace}}
                 ],
                 "current-context": "emulated",
             }
@@ -101,7 +99,7 @@ def _wait(what: str, check: Any, process: subprocess.Popen[bytes], log: Path) ->
 def run_restart_bench(nodes: int, pods: int) -> dict[str, Any]:
     with EmulatorProcess(0) as server, tempfile.TemporaryDirectory() as tmp:
         server.populate(nodes, pods)
-        config = _kubeconfig(Path(tmp) / "kubeconfig", server.url)
+        config = write_kubeconfig(Path(tmp) / "kubeconfig", server.url)
         log = Path(tmp) / "herder.log"
         port = _free_port()
         command = [sys.executable, "-m", "shim.cli", "run", "--kubeconfig", str(config)]

@@ -14,9 +14,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-import yaml
 from kubernetes import client
 
+from shim.bench.restart import write_kubeconfig
 from tests.kube.conftest import Cluster, herder_pod
 from tests.kube.emulator import HERDER_NAMESPACE
 
@@ -25,21 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def kubeconfig(path: Path, server: str, namespace: str = HERDER_NAMESPACE) -> Path:
-    path.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [{"name": "emulated", "cluster": {"server": server}}],
-                "users": [{"name": "admin", "user": {"token": "admin-token"}}],
-                "contexts": [
-                    {"name": "emulated", "context": {"cluster": "emulated", "user": "admin", "namespace": namespace}}
-                ],
-                "current-context": "emulated",
-            }
-        )
-    )
-    return path
+    return write_kubeconfig(path, server, namespace, token="admin-token")
 
 
 def herder(*args: str, log: Path) -> subprocess.Popen[bytes]:
