@@ -36,7 +36,9 @@ class Queue:
         "_child_order_version",
         "_moved_children",
         "_order_key",
+        "_properties",
         "_share",
+        "_sort_rules",
         "admin_acl",
         "allocated",
         "apps",
@@ -57,7 +59,6 @@ class Queue:
         "path",
         "pending",
         "pending_apps",
-        "properties",
         "running_apps",
         "submit_acl",
     )
@@ -76,7 +77,9 @@ class Queue:
         self.max: Resource | None = None
         self.guaranteed: Resource | None = None
         self.max_applications = 0
-        self.properties: dict[str, str] = {}
+        self._properties: dict[str, str] = {}
+        # (properties generation, sort policy, sort by priority), read on every decision
+        self._sort_rules: tuple[int, str, bool] = (-1, FIFO, True)
         self.submit_acl: str | None = None
         self.admin_acl: str | None = None
         self.limits: tuple[Limit, ...] = ()
@@ -192,20 +195,40 @@ class Queue:
         return not self.apps and not self.children and not self.allocated
 
     # -- properties ----------------------------------------------------------------------
+    # Bumped whenever any queue's properties are replaced: a child inherits its parents', so
+    # what a queue derived from them holds until the next change anywhere.
+    properties_generation = 0
+
+    @property
+    def properties(self) -> dict[str, str]:
+        return self._properties
+
+    @properties.setter
+    def properties(self, values: dict[str, str]) -> None:
+        self._properties = values
+        Queue.properties_generation += 1
+
     def inherited_property(self, key: str) -> str | None:
         for queue in self.ancestry():
-            if key in queue.properties:
-                return queue.properties[key]
+            if key in queue._properties:
+                return queue._properties[key]
         return None
+
+    def _sort(self) -> tuple[int, str, bool]:
+        rules = self._sort_rules
+        if rules[0] != Queue.properties_generation:
+            value = (self.inherited_property(APPLICATION_SORT_POLICY) or FIFO).lower()
+            by_priority = (self.inherited_property(APPLICATION_SORT_PRIORITY) or "enabled").lower() != "disabled"
+            rules = self._sort_rules = (Queue.properties_generation, FAIR if value == FAIR else FIFO, by_priority)
+        return rules
 
     @property
     def app_sort_policy(self) -> str:
-        value = (self.inherited_property(APPLICATION_SORT_POLICY) or FIFO).lower()
-        return FAIR if value == FAIR else FIFO
+        return self._sort()[1]
 
     @property
     def app_sort_priority(self) -> bool:
-        return (self.inherited_property(APPLICATION_SORT_PRIORITY) or "enabled").lower() != "disabled"
+        return self._sort()[2]
 
     # -- accounting ----------------------------------------------------------------------
     def add_allocated(self, res: Mapping[str, int], sign: int = 1) -> None:

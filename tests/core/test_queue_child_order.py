@@ -78,3 +78,14 @@ def test_a_placement_moves_the_child_behind_its_siblings() -> None:
     assert list(root.ordered_children(cluster, 0)) == [b, c, a]
     b.add_allocated({"vcore": 1})
     assert list(root.ordered_children(cluster, 0)) == [c, b, a]
+
+
+def test_a_leaf_follows_its_parents_sort_properties_when_they_change() -> None:
+    root = Queue("root", None, leaf=False, managed=True)
+    team = Queue("team", root, leaf=True, managed=True)
+    root.add_child(team)
+    assert (team.app_sort_policy, team.app_sort_priority) == ("fifo", True)
+    root.properties = {"application.sort.policy": "fair", "application.sort.priority": "disabled"}
+    assert (team.app_sort_policy, team.app_sort_priority) == ("fair", False)
+    team.properties = {"application.sort.policy": "fifo"}  # its own value wins over the parent's
+    assert (team.app_sort_policy, team.app_sort_priority) == ("fifo", False)
