@@ -29,7 +29,7 @@ class QueuePathError(ValueError):
     """A queue path that is not a dotted path starting at root."""
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=65536)  # every queue's path, kept: a tree of 10,000 leaves cycled through a smaller cache
 def path_levels(queue_path: str) -> Levels:
     """(name, full path) of every level from root down to the queue: `root.a` ->
     (("root", "root"), ("a", "root.a"))."""
