@@ -125,8 +125,6 @@ def run_restart_bench(nodes: int, pods: int) -> dict[str, Any]:
         text = log.read_text()
         synced = re.search(r"synced .* in ([0-9.]+)s", text)
         running = re.search(r"synced .*?(\d+) running Herder pods", text)
-        if os.environ.get("HERDER_BENCH_LOG"):
-            print(text, file=sys.stderr)
     return {
         "nodes": nodes,
         "pods": pods,
