@@ -255,8 +255,11 @@ def pod_key(pod: Mapping[str, Any]) -> str:
     return str(uid) if uid and not is_placeholder(pod) else object_name(pod)
 
 
-def pod_to_ask(pod: Mapping[str, Any], namespace: Mapping[str, Any] | None, scheduler_name: str = "herder") -> Ask:
-    """A pending Herder pod; unreadable parts go into `problems` so the pod stays pending with a reason."""
+def pod_to_ask(
+    pod: Mapping[str, Any], namespace: Mapping[str, Any] | None, scheduler_name: str = "herder", key: str = ""
+) -> Ask:
+    """A pending Herder pod; unreadable parts go into `problems` so the pod stays pending with a
+    reason. `key`: its `pod_key`, when the caller has it already."""
     meta, labels = meta_of(pod), labels_of(pod)
     name = object_name(pod)
     problems: list[str] = []
@@ -286,7 +289,7 @@ def pod_to_ask(pod: Mapping[str, Any], namespace: Mapping[str, Any] | None, sche
     if problem is not None:
         problems.append(problem)
     quota = labels.get(LABEL_QUOTA_NAME)
-    key = pod_key(pod)
+    key = key or pod_key(pod)
     app_id = application_id(pod)
     gang, gang_problems = pod_gang(pod, key, namespace, {LABEL_APP_ID: app_id})
     problems.extend(gang_problems)
@@ -342,16 +345,17 @@ def pod_node(pod: Mapping[str, Any]) -> str | None:
 
 
 def pod_to_allocation(
-    pod: Mapping[str, Any], namespace: Mapping[str, Any] | None, scheduler_name: str = "herder"
+    pod: Mapping[str, Any], namespace: Mapping[str, Any] | None, scheduler_name: str = "herder", key: str = ""
 ) -> Allocation:
-    """A pod bound to a node: Herder's own (with its ask) or a foreign one ("static" when a Node owns it)."""
+    """A pod bound to a node: Herder's own (with its ask) or a foreign one ("static" when a Node
+    owns it). `key`: its `pod_key`, when the caller has it already."""
     node = pod_node(pod)
     name = object_name(pod)
     if node is None:
         raise ConversionError(f"pod {name} spec.nodeName: the pod is not bound to a node")
     started_raw = map_at(pod, "status").get("startTime")
     if is_herder_pod(pod, scheduler_name):
-        ask = pod_to_ask(pod, namespace, scheduler_name)
+        ask = pod_to_ask(pod, namespace, scheduler_name, key)
         started = _timestamp(started_raw, f"pod {name} status.startTime") if started_raw else ask.created
         return Allocation.for_ask(ask, node, started)
     owners = list_at(pod, "metadata", "ownerReferences")
@@ -359,7 +363,7 @@ def pod_to_allocation(
     created = _timestamp(meta_of(pod).get("creationTimestamp"), f"pod {name} metadata.creationTimestamp")
     started = _timestamp(started_raw, f"pod {name} status.startTime") if started_raw else created
     return Allocation(
-        key=pod_key(pod),
+        key=key or pod_key(pod),
         node_id=node,
         resource=pod_resource(pod),
         priority=_priority(pod),

@@ -28,8 +28,8 @@ class KubeCache:
         self._namespaces: dict[str, KubeObject] = {}
         self._priority_classes: dict[str, KubeObject] = {}
 
-    def put_pod(self, pod: KubeObject) -> str:
-        key = pod_key(pod)
+    def put_pod(self, pod: KubeObject, key: str = "") -> str:
+        key = key or pod_key(pod)
         with self._lock:
             self._pods[key] = pod
         return key

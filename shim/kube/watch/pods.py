@@ -152,7 +152,7 @@ class PodSync:
             self._unwait(key, _namespace_of(pod))
             self._release(key)
             return
-        self._cache.put_pod(slim(pod))
+        self._cache.put_pod(slim(pod), key)
         if not is_herder_pod(pod, self.scheduler_name):
             if node is not None:
                 self._apply_foreign(key, pod, node)
@@ -175,7 +175,7 @@ class PodSync:
                 self._scheduler.resize_allocation(key, size)
                 self._known[key] = Known(FOREIGN, node, size)
             return
-        allocation = pod_to_allocation(pod, self._cache.namespace(_namespace_of(pod)), self.scheduler_name)
+        allocation = pod_to_allocation(pod, self._cache.namespace(_namespace_of(pod)), self.scheduler_name, key)
         self._release(key)
         self._scheduler.add_allocation(allocation)
         self._known[key] = Known(FOREIGN, node, allocation.resource)
@@ -186,7 +186,7 @@ class PodSync:
         retry = self._retry.get(key)
         if retry is not None and self._clock() < retry[0]:
             return
-        self._scheduler.add_ask(pod_to_ask(pod, namespace, self.scheduler_name))
+        self._scheduler.add_ask(pod_to_ask(pod, namespace, self.scheduler_name, key))
         self._known[key] = Known(ASK)
 
     def _apply_bound(self, key: str, pod: Mapping[str, Any], node: str, namespace: Mapping[str, Any]) -> None:
@@ -202,7 +202,7 @@ class PodSync:
             if size != current.resource:  # resized in place
                 self._scheduler.resize_allocation(key, size)
             return
-        allocation = pod_to_allocation(pod, namespace, self.scheduler_name)
+        allocation = pod_to_allocation(pod, namespace, self.scheduler_name, key)
         if current is not None:
             log.warning("pod %s runs on %s, not on %s where Herder placed it", _name_of(pod), node, current.node_id)
             self._scheduler.release_allocation(key)
