@@ -46,9 +46,8 @@ def select_node(state: CoreState, ask: Ask) -> str | None:
             if ask.pod.affinity or ask.pod.hard_spread:
                 state.rule_waiting[ask.key] = ask.pod  # placing other pods may let it run
         return node_id
-    if state.fit_failures:
+    if state.fit_failures:  # most decisions find it empty: no shape to hash
         state.fit_failures.pop(ask.key, None)
-    if state.fit_failures:
         failed = state.fit_failures.get(_shape(ask))
         if failed is not None and failed[0] == state.version:
             return None

@@ -138,11 +138,9 @@ class CoreState:
         callbacks = self.callbacks
         self.outbox.append(lambda: callbacks.report(stored))
 
-    def record(self, event: SchedulingEvent) -> None:
-        """Keep `event` in the ring (REST batch and stream) without reporting it to the shim:
-        for YuniKorn's fine-grained records (allocations on nodes, application states) that
-        would only crowd the shim's Kubernetes Events and the simulator's journal."""
-        self.events.add(event)
+    # YuniKorn's fine-grained records (allocations on nodes, application states) go to the ring
+    # only (`events.add_record`: the REST batch and stream), never to the shim: they would only
+    # crowd its Kubernetes Events and the simulator's journal.
 
     def transition(self, app: Application, target: AppState, now: float) -> None:
         """Move `app` to `target` (logged in its stateLog) and record YuniKorn's state event."""
@@ -172,16 +170,14 @@ class CoreState:
             allocation.resource,
         )
         if foreign:
-            self.record(
-                SchedulingEvent(
-                    now,
-                    NODE,
-                    allocation.node_id,
-                    "OccupiedChanged",
-                    change=SET,
-                    detail=NODE_OCCUPIED,
-                    resource=dict(occupied or {}),
-                )
+            self.events.add_record(
+                now,
+                NODE,
+                allocation.node_id,
+                "OccupiedChanged",
+                change=SET,
+                detail=NODE_OCCUPIED,
+                resource=dict(occupied or {}),
             )
 
     def drain_outbox(self) -> list[Callable[[], None]]:

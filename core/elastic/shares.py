@@ -205,7 +205,7 @@ class QuotaTree:
             request = dict(node.child_sum)
         else:
             request = dict(node.pods)
-        if not node.spec.allow_lent_resource:
+        if not node.spec.allow_lent_resource:  # it requests at least its min
             for key, value in node.min.items():
                 request[key] = max(request.get(key, 0), value)
         return request
@@ -246,11 +246,7 @@ class QuotaTree:
             partial = node.partial
             if not node.children:
                 node.child_sum = node.member_sum = _NEVER_WRITTEN  # only a parent's sums are written
-                request = dict(node.pods)
-                if not node.spec.allow_lent_resource:
-                    for key, value in node.min.items():
-                        request[key] = max(request.get(key, 0), value)
-                node.request = request
+                node.request = self._own_request(name)
                 continue
             child_sum: dict[str, int] = {}
             member_sum: dict[str, int] = {} if partial else _NEVER_WRITTEN
@@ -265,11 +261,7 @@ class QuotaTree:
                     if partial and limit is not None and key in partial:
                         member_sum[key] = member_sum.get(key, 0) + value
             node.child_sum, node.member_sum = child_sum, member_sum
-            request = dict(child_sum)
-            if not node.spec.allow_lent_resource:
-                for key, value in node.min.items():
-                    request[key] = max(request.get(key, 0), value)
-            node.request = request
+            node.request = self._own_request(name)
 
     # -- runtime ------------------------------------------------------------------------
     def _share_children(self, name: str) -> list[str]:
@@ -284,12 +276,9 @@ class QuotaTree:
                 cap = member.max[key]
                 wanted = member.request.get(key, 0)
                 requests[member.spec.name] = wanted if wanted < cap else cap
-            # the sum of `requests`, kept as requests change (members_request, inlined: hot)
-            requested = node.member_sum.get(key, 0) if key in node.partial else node.child_sum.get(key, 0)
+            requested = node.members_request(key)  # the sum of `requests`, kept as requests change
             available = pool.get(key, 0) if name == ROOT_QUOTA or key in pool else requested
-            node.enough[key] = available >= requested and not (
-                self.min_scaling and node.total_min.get(key, 0) > available
-            )
+            node.enough[key] = self._enough(node, key, available, requested)
             for child, value in distribute(
                 available, node.member_mins[key], requests, node.member_weights[key], self.min_scaling
             ).items():
