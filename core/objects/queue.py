@@ -162,19 +162,18 @@ class Queue:
             return False
         # (share, name) sorts just before (share, name, child): siblings' names are unique, so
         # the tuples compare without a key function and never reach the queues themselves.
-        entry: _Entry
+        # Whatever is taken out when it is not the child, the caller sorts every child again.
         if isinstance(order, list):
             index = bisect_left(order, child._order_key)
-            if index >= len(order) or order[index][2] is not child:
-                return False
-            del order[index]
-            entry = (child.usage_share(cluster), child.name, child)
-            insort(order, entry)
+            found = order.pop(index) if index < len(order) else None
         else:
             found = order.remove_at(child._order_key)
-            if found is None or found[2] is not child:
-                return False
-            entry = (child.usage_share(cluster), child.name, child)
+        if found is None or found[2] is not child:
+            return False
+        entry = (child.usage_share(cluster), child.name, child)
+        if isinstance(order, list):
+            insort(order, entry)
+        else:
             order.add(entry)
         child._order_key = (entry[0], entry[1])
         return True
@@ -258,11 +257,8 @@ class Queue:
                     allocated[key] = held
                 else:
                     allocated.pop(key, None)
-            queue._share = None
-            parent = queue.parent
-            if parent is not None:
-                parent._moved_children.add(queue)
-            queue = parent
+            queue.share_moved()
+            queue = queue.parent
 
     def add_running_app(self, sign: int = 1) -> None:
         for queue in self.ancestry():

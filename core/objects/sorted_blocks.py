@@ -5,7 +5,9 @@ changed (objects/queue.py). With thousands of children, deleting and inserting i
 list moves every pointer behind the spot twice: at 10,000 children that was most of the move.
 Here entries live in blocks of at most `2 * BLOCK` and a list of each block's first entry
 finds the block by bisection; a move shifts one block only. Entries are tuples compared as
-they are; `locate` takes a key that sorts just before its entry (a prefix of the tuple).
+they are; `remove_at` takes a key that sorts just before its entry (a prefix of the tuple).
+A parent with a few hundred children or fewer keeps a plain list (queue.py): for it one
+shift is cheaper than the blocks' bookkeeping.
 """
 
 from __future__ import annotations
@@ -32,26 +34,11 @@ class SortedBlocks:
         return self._size
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
-        if len(self._blocks) == 1:  # most parents have a few children: one block
-            return iter(self._blocks[0])
         return chain.from_iterable(self._blocks)
 
     def remove_at(self, key: tuple[Any, ...]) -> tuple[Any, ...] | None:
         """Take out and return the first entry at or after `key`, None when there is none."""
         blocks = self._blocks
-        if len(blocks) == 1:
-            block = blocks[0]
-            at = bisect_left(block, key)
-            if at == len(block):
-                return None
-            entry = block.pop(at)
-            self._size -= 1
-            if not block:
-                blocks.clear()
-                self._firsts.clear()
-            elif at == 0:
-                self._firsts[0] = block[0]
-            return entry
         number = bisect_right(self._firsts, key) - 1
         at = 0
         if number < 0:
@@ -77,7 +64,7 @@ class SortedBlocks:
             self._firsts.append(entry)
             self._size = 1
             return
-        number = max(bisect_right(self._firsts, entry) - 1, 0) if len(self._blocks) > 1 else 0
+        number = max(bisect_right(self._firsts, entry) - 1, 0)
         block = self._blocks[number]
         insort(block, entry)
         self._size += 1

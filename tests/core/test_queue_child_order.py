@@ -9,6 +9,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.objects import queue as queue_module
+from core.objects import sorted_blocks
 from core.objects.queue import Queue
 from core.policies import order_queues
 from core.resources import Resource
@@ -36,8 +38,19 @@ def _child(parent: Queue, name: str) -> Queue:
 
 
 @settings(max_examples=150, deadline=None)
-@given(operations)
-def test_kept_order_is_always_the_full_sort(steps: list[tuple[str, str, int]]) -> None:
+@given(operations, st.sampled_from([None, 2]))
+def test_kept_order_is_always_the_full_sort(steps: list[tuple[str, str, int]], block: int | None) -> None:
+    """`block` 2: parents past 2 children keep their order in blocks of 2-4 (SortedBlocks)."""
+    saved = queue_module.BLOCK, sorted_blocks.BLOCK
+    if block is not None:
+        queue_module.BLOCK = sorted_blocks.BLOCK = block
+    try:
+        _kept_order(steps)
+    finally:
+        queue_module.BLOCK, sorted_blocks.BLOCK = saved
+
+
+def _kept_order(steps: list[tuple[str, str, int]]) -> None:
     root = Queue("root", None, leaf=False, managed=True)
     parent = _child(root, "dept")
     parent.is_leaf = False
