@@ -269,18 +269,8 @@ class VolumeCatalog:
     ) -> PersistentVolume | None:
         """The smallest available volume of the class that fits the claim and the node."""
         best: PersistentVolume | None = None
-        for volume in self.volumes.values():
-            if (
-                volume.storage_class != class_name
-                or volume.released
-                or (volume.claim and volume.claim != claim.key)
-                or volume.name in taken
-                or self._volume_taken.get(volume.name, claim.key) != claim.key
-                or self._named_by_claim.get(volume.name, claim.key) != claim.key
-                or volume.capacity < claim.request
-                or not claim.access_modes <= volume.access_modes
-                or volume_node_conflict(volume, node) is not None
-            ):
+        for volume in self._candidates(claim, class_name):
+            if volume.name in taken or volume_node_conflict(volume, node) is not None:
                 continue
             if best is None or (volume.capacity, volume.name) < (best.capacity, best.name):
                 best = volume
@@ -328,7 +318,7 @@ class VolumeCatalog:
         return {node.name: none_here for node in left}
 
     def _candidates(self, claim: PersistentVolumeClaim, class_name: str) -> list[PersistentVolume]:
-        """The volumes `_static_volume` may choose for the claim on some node."""
+        """The available volumes of the class that fit the claim, on whichever node they are."""
         return [
             volume
             for volume in self.volumes.values()

@@ -190,8 +190,7 @@ class UserGroupManager:
         the limit check: recovery of pods that are already running must be tracked even when
         a limit (perhaps lowered since) says no.
         """
-        if self._deferred:
-            self.flush()
+        self.flush()
         levels = self._levels(queue_path, application_id, user)
         if levels is None:
             return False
