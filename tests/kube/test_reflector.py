@@ -221,3 +221,23 @@ def test_a_failed_page_is_raised_to_the_reader() -> None:
 
     with pytest.raises(client.ApiException, match="page lost"):
         list(PagedListing(broken, timeout=1))
+
+
+def test_a_reader_that_stops_early_lets_the_page_thread_end() -> None:
+    class Answer:
+        def __init__(self, index: int) -> None:
+            self.data = f'{{"metadata": {{"continue": "c{index}"}}, "items": [{{"n": {index}}}]}}'.encode()
+
+    calls: list[int] = []
+
+    def endless(**_: Any) -> Answer:
+        calls.append(1)
+        return Answer(len(calls))
+
+    listing = PagedListing(endless, timeout=1)
+    for page in listing:
+        assert page == [{"n": 1}]
+        break  # a conversion failed: the sync gives up on this listing
+    listing._reader.join(5)
+    assert not listing._reader.is_alive()
+    assert len(calls) <= 4  # the thread read at most a page or two ahead

@@ -22,63 +22,80 @@ from shim.kube.kinds import QUOTA_GROUP, QUOTA_PLURAL, QUOTA_VERSION
 PAGE = 500
 
 
-def _pages(call: Callable[..., Any], *args: Any, timeout: float) -> tuple[list[dict[str, Any]], str]:
-    """Every item, and the resourceVersion of the listing (its last page) to watch from."""
-    items: list[dict[str, Any]] = []
+def _page_documents(
+    call: Callable[..., Any], *args: Any, timeout: float
+) -> Iterator[tuple[list[dict[str, Any]], str | None]]:
+    """Each page's items as it arrives, with the listing's resourceVersion on the last page (the
+    version to watch from) and None on the others."""
     token: str | None = None
     while True:
         kwargs: dict[str, Any] = {"limit": PAGE, "_preload_content": False, "_request_timeout": timeout}
         if token:
             kwargs["_continue"] = token
-        answer = call(*args, **kwargs)
-        document = json.loads(answer.data)
-        items.extend(document.get("items") or [])
+        document = json.loads(call(*args, **kwargs).data)
         meta = document.get("metadata") or {}
         token = meta.get("continue")
+        yield document.get("items") or [], None if token else str(meta.get("resourceVersion") or "")
         if not token:
-            return items, str(meta.get("resourceVersion") or "")
+            return
+
+
+def _pages(call: Callable[..., Any], *args: Any, timeout: float) -> tuple[list[dict[str, Any]], str]:
+    """Every item, and the resourceVersion of the listing (its last page) to watch from."""
+    items: list[dict[str, Any]] = []
+    for page, version in _page_documents(call, *args, timeout=timeout):
+        items.extend(page)
+        if version is not None:
+            return items, version
+    return items, ""
 
 
 class PagedListing:
     """The pages of a listing as they arrive, the next one read (by a thread of its own) while
     the caller works on the current one: the API server prepares a page while Herder converts the
-    last. `version` is the listing's resourceVersion once every page was read."""
+    last. `version` is the listing's resourceVersion once every page was read. A caller that stops
+    early (an error while it converts) lets the reading thread end too."""
 
     def __init__(self, call: Callable[..., Any], timeout: float) -> None:
         self._call = call
         self._timeout = timeout
         self._pages: queue.Queue[tuple[list[dict[str, Any]] | None, BaseException | None]] = queue.Queue(maxsize=2)
+        self._abandoned = threading.Event()
         self.version = ""
         self._reader = threading.Thread(target=self._read, name="herder-listing", daemon=True)
 
+    def _hand_over(self, item: tuple[list[dict[str, Any]] | None, BaseException | None]) -> bool:
+        while not self._abandoned.is_set():
+            try:
+                self._pages.put(item, timeout=0.5)
+                return True
+            except queue.Full:
+                continue
+        return False
+
     def _read(self) -> None:
-        token: str | None = None
         try:
-            while True:
-                kwargs: dict[str, Any] = {"limit": PAGE, "_preload_content": False, "_request_timeout": self._timeout}
-                if token:
-                    kwargs["_continue"] = token
-                document = json.loads(self._call(**kwargs).data)
-                meta = document.get("metadata") or {}
-                token = meta.get("continue")
-                if not token:
-                    self.version = str(meta.get("resourceVersion") or "")
-                self._pages.put((document.get("items") or [], None))
-                if not token:
-                    self._pages.put((None, None))
+            for page, version in _page_documents(self._call, timeout=self._timeout):
+                if version is not None:
+                    self.version = version
+                if not self._hand_over((page, None)):
                     return
+            self._hand_over((None, None))
         except BaseException as error:  # handed to the caller, which raises it
-            self._pages.put((None, error))
+            self._hand_over((None, error))
 
     def __iter__(self) -> Iterator[list[dict[str, Any]]]:
         self._reader.start()
-        while True:
-            page, error = self._pages.get()
-            if error is not None:
-                raise error
-            if page is None:
-                return
-            yield page
+        try:
+            while True:
+                page, error = self._pages.get()
+                if error is not None:
+                    raise error
+                if page is None:
+                    return
+                yield page
+        finally:
+            self._abandoned.set()
 
 
 class ClusterReader:
