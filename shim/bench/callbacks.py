@@ -7,7 +7,7 @@ from core.objects.ask import Allocation
 
 
 class CountingCallbacks:
-    """The shim's side, reduced to counting: binds succeed at once, events are dropped."""
+    """Counts binds (and of them placeholders and replacements); evictions and events do nothing."""
 
     def __init__(self) -> None:
         self.binds = 0

