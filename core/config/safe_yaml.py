@@ -92,6 +92,17 @@ def _mark(event: NodeEvent) -> yaml.error.Mark | None:
     return yaml.error.Mark(str(found.name), found.index, found.line, found.column, None, 0)
 
 
+def _next_event(parser: Any, max_depth: int) -> Any:
+    try:
+        return parser.get_event()
+    except yaml.MarkedYAMLError as err:
+        # the libyaml in PyYAML 6.0.4 scans ahead and stops at its own depth of 1,000
+        # before the events reach ours
+        if "maximum nesting depth" not in str(err.problem):
+            raise
+        raise YAMLLimitError(None, None, f"nested deeper than {max_depth} levels", err.problem_mark) from None
+
+
 def _check_events(text: str, max_depth: int, max_nodes: int) -> None:
     """The limits `_LimitedLoader` checks, on libyaml's events: a node's weight is 1 plus its
     children's, an alias weighs what it names, every node counts for the depth."""
@@ -99,7 +110,7 @@ def _check_events(text: str, max_depth: int, max_nodes: int) -> None:
     try:
         open_collections: list[list[Any]] = []  # [weight so far, anchor]
         weights: dict[str, int] = {}
-        while (event := parser.get_event()) is not None:
+        while (event := _next_event(parser, max_depth)) is not None:
             if isinstance(event, CollectionEndEvent):
                 weight, anchor = open_collections.pop()
                 if anchor is not None:
