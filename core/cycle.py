@@ -32,6 +32,7 @@ from core.gang.gang import step_for
 from core.objects.application import Application
 from core.objects.application_state import AppState
 from core.objects.ask import Allocation, Ask
+from core.objects.leaf_waits import mark_refused, unmark
 from core.objects.node_index import static_mismatch
 from core.objects.queue import Queue
 from core.policies import app_order_depends_on_usage, application_key, order_applications, order_queues
@@ -64,21 +65,27 @@ def _walk(state: CoreState, queue: Queue, now: float) -> Allocation | None:
 
 
 def _walk_leaf(state: CoreState, leaf: Queue, now: float) -> Allocation | None:
-    if not leaf.pending_apps:
+    if not leaf.pending_apps or (leaf.waits.all_refused and _refused_as_before(state, leaf)):
         return None
     version = state.version
     order = leaf.order
     if order is None and len(leaf.pending_apps) == 1:
         return _walk_app(state, leaf, next(iter(leaf.pending_apps.values())), version, now)  # nothing to order
     # With priority sorting an application's rank is its best ask that may run now; asks parked
-    # at an older change counter may run again, so the order is stale once the counter moved.
-    if order is None or (leaf.order_version != version and leaf.app_sort_priority):
+    # at an older change counter may run again, so the order is stale once the counter moved
+    # (unless every pending ask has priority 0: then every rank is 0 either way).
+    if order is None or (leaf.order_version != version and leaf.app_sort_priority and leaf.waits.prioritized):
         order = order_applications(leaf, version, state.partition.cluster_capacity)
         leaf.order = order
         leaf.order_version = version
     elif order.stale:
         order.refresh(leaf.pending_apps, application_key(leaf, version, state.partition.cluster_capacity))
-    for app in order:
+    apps: Iterable[Application] = order
+    waits = leaf.waits
+    if waits.refused_asks and len(waits.unsettled) * 4 < len(order) and _refused_as_before(state, leaf):
+        # the others would be parked again as they are: try those with another ask, in order
+        apps = order.in_order(waits.unsettled.values()) or order
+    for app in apps:
         while True:
             ask = app.next_candidate(version)
             if ask is None:
@@ -110,17 +117,27 @@ QUOTA = "quota-runtime"
 NO_NODE_FITS = "no-node-fits"
 
 
-def _park(state: CoreState, app: Application, ask: Ask, reason: str, now: float, rule: str) -> None:
+def _park(
+    state: CoreState, app: Application, ask: Ask, reason: str, now: float, rule: str, refused_in: Queue | None = None
+) -> None:
+    """Park the ask with `reason`; `refused_in`: its leaf, when the cluster's size alone said no."""
     app.park(ask.key, state.version)
     state.metrics.attempts_failed += 1
     state.rules[ask.key] = rule
     explain_wait(state, ask, reason, now)
+    if refused_in is not None:
+        quota = state.ask_quota.get(ask.key, DEFAULT_QUOTA)
+        mark_refused(state.refusal_marks, refused_in.waits, app, ask, quota, reason)
+    elif state.refusal_marks:
+        unmark(state.refusal_marks, ask.key)
 
 
 def explain_wait(state: CoreState, ask: Ask, reason: str, now: float) -> None:
     """Say why the pending pod waits (once per new reason: the pod's condition and its events)."""
     if state.reasons.get(ask.key) != reason:
         state.reasons[ask.key] = reason
+        if state.refusal_marks:
+            unmark(state.refusal_marks, ask.key)
         state.emit(
             SchedulingEvent(
                 time=now,
@@ -203,7 +220,9 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
             replaces = step.replace.key if step.replace is not None else ""
     reason, cluster_full, rule = _rule_reason(state, leaf, app, ask)
     if reason is None and cluster_full and not _preemption_may_help(state, ask):
-        reason, rule = cluster_full, NO_NODE_FITS  # the cluster is full and nothing may be taken back for this ask
+        # the cluster is full and nothing may be taken back for this ask
+        _park(state, app, ask, cluster_full, now, NO_NODE_FITS, leaf)
+        return None
     if reason is not None:
         _park(state, app, ask, reason, now, rule)
         return None
@@ -245,6 +264,24 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
     if ask.placeholder:
         gang_steps.placeholder_placed(state, ask, now)
     return allocation
+
+
+def _refused_as_before(state: CoreState, leaf: Queue) -> bool:
+    """Whether trying the leaf's pending asks again (each last refused by the cluster's size
+    alone, `leaf.waits.all_refused`) would park each with the reason it shows: the cluster's
+    size still refuses each shape in the same words, no queue below root is in the way, no
+    maxapplications, gang, preemption or hold can change an answer."""
+    if state.gangs.gangs or state.preempting or state.holds or leaf.app_limit_violation() is not None:
+        return False
+    for resource, quota, priority, reason in leaf.waits.refused:
+        over = _over_max(state, leaf, resource)
+        if over is None or over[0].parent is not None or _cluster_full(state, resource) != reason:
+            return False
+        if quota not in (DEFAULT_QUOTA, SYSTEM_QUOTA):
+            floor = _lowest_preemptible_priority(state, quota)
+            if floor is not None and floor < priority:
+                return False
+    return True
 
 
 def _cluster_full(state: CoreState, resource: Resource) -> str | None:
@@ -303,6 +340,9 @@ def _commit(
     app.take(ask.key)
     app.add_allocation(allocation)
     leaf.start_pending(ask.resource)
+    leaf.waits.left(app, ask)
+    if state.refusal_marks:
+        unmark(state.refusal_marks, ask.key)
     if first:
         leaf.add_running_app()
     order = leaf.order

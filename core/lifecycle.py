@@ -19,6 +19,7 @@ from core.gang import admission as gang
 from core.objects.application import Application
 from core.objects.application_state import AppState
 from core.objects.ask import Allocation, Ask
+from core.objects.leaf_waits import unmark
 from core.objects.node import Node
 from core.objects.queue import Queue
 from core.policies import app_order_depends_on_usage
@@ -55,6 +56,7 @@ def queue_ask(state: CoreState, ask: Ask, now: float) -> None:
     queue = state.partition.find_queue(app.queue_path)
     assert queue is not None
     app.add_ask(ask)
+    queue.waits.joined(app, ask)
     if state.rules.get(ask.key) == NOT_QUEUED:
         del state.rules[ask.key]  # queued now: the next try says what holds it
     if app.state is AppState.NEW:
@@ -63,7 +65,7 @@ def queue_ask(state: CoreState, ask: Ask, now: float) -> None:
         state.transition(app, AppState.RUNNING, now)
     queue.add_pending(ask.resource)
     queue.pending_apps[app.app_id] = app
-    queue.order = None
+    queue.reorder(app)
     state.ask_app[ask.key] = app
     state.ask_quota[ask.key] = quota
     state.pending_since.setdefault(ask.key, now)
@@ -148,13 +150,15 @@ def remove_ask(state: CoreState, key: str, now: float) -> None:
     if app is None:
         return
     ask = app.remove_ask(key)
+    unmark(state.refusal_marks, key)
     gang.gone(state, app.app_id, key)
     queue = state.partition.find_queue(app.queue_path)
     if ask is not None and queue is not None:
         queue.add_pending(ask.resource, -1)
+        queue.waits.left(app, ask)
         if not app.asks:
             queue.pending_apps.pop(app.app_id, None)
-        queue.order = None
+        queue.reorder(app)
     state.ask_quota.pop(key, None)
     state.quotas.remove_request(key)
     settle(state, app, now)
@@ -320,8 +324,9 @@ def retire(state: CoreState, app: Application, now: float, keep: bool = True) ->
 
 
 def expire_completing(state: CoreState, now: float) -> None:
-    for app in list(state.partition.applications.values()):
-        if app.state is AppState.COMPLETING and now - app.state_time >= COMPLETING_TIMEOUT:
+    due = [app for app in state.completing.values() if now - app.state_time >= COMPLETING_TIMEOUT]
+    for app in sorted(due, key=lambda app: app.created):
+        if app.state is AppState.COMPLETING:
             state.transition(app, AppState.COMPLETED, now)
             state.emit(SchedulingEvent(now, APPLICATION, app.app_id, "Completed"))
             retire(state, app, now)

@@ -41,6 +41,7 @@ from core.metrics import SchedulerMetrics
 from core.objects.application import Application
 from core.objects.application_state import AppState
 from core.objects.ask import Allocation, Ask
+from core.objects.leaf_waits import Marks
 from core.objects.partition import Partition
 from core.objects.pod_rules import PodRules
 from core.objects.queue import Queue
@@ -111,6 +112,8 @@ class CoreState:
         # which queue max a request shape passes, per leaf, while (version, allocations) holds
         self.over_max: dict[tuple[str, Resource], tuple[Queue, str] | None] = {}
         self.over_max_stamp: tuple[int, int] = (-1, -1)
+        # pending pods whose last answer was the cluster's size alone: their leaf's count and group
+        self.refusal_marks: Marks = {}
         self.preempting: dict[str, frozenset[str]] = {}
         # per quota: the lowest priority of its preemptible running pods, and when it was read
         self.preempt_floor: dict[str, tuple[tuple[int, int], int | None]] = {}
@@ -124,6 +127,7 @@ class CoreState:
         self.preempt_due: float | None = None
         self.gangs = GangRegistry()
         self.finished_apps: deque[Application] = deque(maxlen=HISTORY)
+        self.completing: dict[str, Application] = {}  # applications in state Completing
         self.rejected_apps: deque[tuple[str, str, str, float]] = deque(maxlen=HISTORY)
         self.outbox: list[Callable[[], None]] = []
         # Seconds to add to a time of the scheduler's clock to get Unix time (documents show
@@ -147,6 +151,10 @@ class CoreState:
         if target is app.state:
             return
         app.transition(target, now)
+        if target is AppState.COMPLETING:
+            self.completing[app.app_id] = app
+        else:
+            self.completing.pop(app.app_id, None)
         detail = _STATE_DETAILS.get(target)
         if detail is not None:
             self.events.add_record(now, APPLICATION, app.app_id, target.value, change=SET, detail=detail)

@@ -12,11 +12,13 @@ pod waiting for its placeholders, core/gang/) is not tried again on any change, 
 from __future__ import annotations
 
 from bisect import insort
+from itertools import count
 
 from core.objects.application_state import AppState, check_transition
 from core.objects.ask import Allocation, Ask, UserGroup
 
 _COMPACT_AT = 256
+_CREATED = count()
 
 
 class Application:
@@ -32,6 +34,7 @@ class Application:
         "allocations",
         "app_id",
         "asks",
+        "created",
         "finished_time",
         "held",
         "namespace",
@@ -72,6 +75,7 @@ class Application:
         namespace: str = "",
     ) -> None:
         self.app_id = app_id
+        self.created = next(_CREATED)  # applications listed in the order they were made
         self.namespace = namespace
         self.queue_path = queue_path
         self.user = user

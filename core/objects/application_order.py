@@ -38,6 +38,13 @@ class ApplicationOrder:
     def __len__(self) -> int:
         return len(self._apps)
 
+    def in_order(self, apps: Iterable[Application]) -> list[Application] | None:
+        """Some of the applications, in the order they are served (None if one is not in it)."""
+        key_of = self._key_of
+        if any(app.app_id not in key_of for app in apps):
+            return None
+        return sorted(apps, key=lambda app: key_of[app.app_id])
+
     def suspect(self, app: Application) -> None:
         """The application's key may have changed; the order stays as it is until `refresh`."""
         self.suspects[app.app_id] = app

@@ -106,6 +106,8 @@ class Partition:
             queue.apps[app.app_id] = app
             queue.add_allocated(app.used)
             queue.add_pending(app.pending_resource)
+            for ask in app.asks.values():
+                queue.waits.joined(app, ask)
             if app.asks:
                 queue.pending_apps[app.app_id] = app
             if app.is_running:

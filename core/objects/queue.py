@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from core.config.schema import APPLICATION_SORT_POLICY, APPLICATION_SORT_PRIORITY, ChildTemplate, Limit
 from core.objects.application import Application
 from core.objects.application_order import ApplicationOrder
+from core.objects.leaf_waits import LeafWaits
 from core.objects.sorted_blocks import BLOCK, SortedBlocks
 from core.resources import Resource, add_into, format_amounts
 
@@ -61,6 +62,7 @@ class Queue:
         "pending_apps",
         "running_apps",
         "submit_acl",
+        "waits",
     )
 
     def __init__(self, name: str, parent: Queue | None, *, leaf: bool, managed: bool) -> None:
@@ -105,6 +107,7 @@ class Queue:
         self.pending_apps: dict[str, Application] = {}
         self.order: ApplicationOrder | None = None
         self.order_version = -1  # the change counter the order was computed at
+        self.waits = LeafWaits()
 
     # -- tree ----------------------------------------------------------------------------
     def child(self, name: str) -> Queue | None:
@@ -228,6 +231,14 @@ class Queue:
     @property
     def app_sort_priority(self) -> bool:
         return self._sort()[2]
+
+    def reorder(self, app: Application) -> None:
+        """The application's asks changed: its place in the cached order is repaired at the
+        next walk (a new application is put in, one with no asks left taken out)."""
+        order = self.order
+        if order is not None:
+            order.suspect(app)
+            order.stale = True
 
     # -- accounting ----------------------------------------------------------------------
     def add_allocated(self, res: Mapping[str, int], sign: int = 1) -> None:
