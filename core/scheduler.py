@@ -92,7 +92,8 @@ class Scheduler:
 
     def _changed(self, state: CoreState) -> None:
         state.bump()
-        self._work.set()
+        if not self._work.is_set():  # setting it takes a lock; a cycle clears it before it reads the state
+            self._work.set()
 
     @property
     def events(self) -> EventRing:

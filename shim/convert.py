@@ -46,7 +46,7 @@ from shim.convert_pod import (
 )
 from shim.convert_rules import pod_rules_or_problem
 from shim.convert_volumes import pod_claims
-from shim.interning import Interner
+from shim.interning import ByIdentity, Interner
 from shim.resource_text import ResourceTextError, resource_list_text
 
 YK_PREFIX = "yunikorn.apache.org/"
@@ -164,9 +164,18 @@ def _namespace_resource(annotations: Mapping[str, Any], key: str, where: str, sh
         raise ConversionError(f"{err} (value {raw!r})") from None
 
 
+_namespace_reads: ByIdentity[Mapping[str, Any], tuple[dict[str, str], list[str]]] = ByIdentity()
+
+
 def _namespace_read(namespace: Mapping[str, Any] | None) -> tuple[dict[str, str], list[str]]:
+    """The namespace's tags (shared by every pod of the namespace: nobody changes them) and problems."""
     if not namespace:
         return {}, []
+    tags, problems = _namespace_reads(namespace, _read_namespace)
+    return tags, list(problems)
+
+
+def _read_namespace(namespace: Mapping[str, Any]) -> tuple[dict[str, str], list[str]]:
     name = str(meta_of(namespace).get("name", ""))
     where = f"namespace {name}"
     annotations = annotations_of(namespace)

@@ -31,6 +31,7 @@ from core.objects.pod_rules import (
     WeightedTerm,
 )
 from shim.convert_pod import ConversionError, labels_of, list_at, map_at, meta_of, node_selector_term, object_name
+from shim.interning import ByIdentity
 
 _SET_OPERATORS = ("In", "NotIn")
 _NODE_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
@@ -181,10 +182,10 @@ def _preferred_nodes(spec: Mapping[str, Any], where: str) -> tuple[tuple[int, No
 
 def node_affinity_problem(pod: Mapping[str, Any]) -> str | None:
     """What is malformed in the pod's required node affinity (which then matches no node)."""
-    where = f"pod {object_name(pod)} spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
     required = map_at(pod, "spec", "affinity", "nodeAffinity").get("requiredDuringSchedulingIgnoredDuringExecution")
     if required is None:
         return None
+    where = f"pod {object_name(pod)} spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
     terms = list_at(required, "nodeSelectorTerms") if isinstance(required, Mapping) else []
     if not terms:
         return f"{where}.nodeSelectorTerms is empty: no node matches"
@@ -206,6 +207,7 @@ def node_affinity_problem(pod: Mapping[str, Any]) -> str | None:
 
 
 _NO_LABELS: Mapping[str, str] = MappingProxyType({})
+_namespace_labels: ByIdentity[Mapping[str, Any], Mapping[str, str]] = ByIdentity()  # one mapping per namespace
 
 
 def string_labels(obj: Mapping[str, Any] | None) -> Mapping[str, str]:
@@ -220,13 +222,13 @@ def pod_rules(pod: Mapping[str, Any], namespace: Mapping[str, Any] | None) -> Po
     ns = str(meta_of(pod).get("namespace", ""))
     labels = string_labels(pod)
     name = object_name(pod)
-    where = f"pod {name} spec.affinity"
     affinity: tuple[PodAffinityTerm, ...] = ()
     anti: tuple[PodAffinityTerm, ...] = ()
     preferred_affinity: tuple[WeightedTerm, ...] = ()
     preferred_anti: tuple[WeightedTerm, ...] = ()
     preferred_nodes: tuple[tuple[int, NodeSelectorTerm], ...] = ()
     if spec.get("affinity") is not None:  # most pods have none: nothing to read
+        where = f"pod {name} spec.affinity"
         affinity, preferred_affinity = _affinity(spec, "podAffinity", ns, labels, where)
         anti, preferred_anti = _affinity(spec, "podAntiAffinity", ns, labels, where)
         preferred_nodes = _preferred_nodes(
@@ -239,7 +241,7 @@ def pod_rules(pod: Mapping[str, Any], namespace: Mapping[str, Any] | None) -> Po
     return PodRules(
         namespace=ns,
         labels=labels,
-        namespace_labels=string_labels(namespace),
+        namespace_labels=_namespace_labels(namespace, string_labels) if namespace else _NO_LABELS,
         affinity=affinity,
         anti_affinity=anti,
         spread=spread,

@@ -9,7 +9,7 @@ their hash, and the node index remembers its choices by (request, constraints).
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
 _T = TypeVar("_T", bound=Hashable)
@@ -35,3 +35,27 @@ class Interner(Generic[_T]):
 
     def __len__(self) -> int:
         return len(self._values)
+
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+class ByIdentity(Generic[_K, _V]):
+    """`memo(obj, compute)`: compute(obj) once per object, for objects nobody changes in place
+    (a namespace as listed or watched: a change arrives as a new object). The object is kept
+    with its result, so its id is not reused while it is here."""
+
+    def __init__(self, limit: int = 256) -> None:
+        self._found: dict[int, tuple[_K, _V]] = {}
+        self._limit = limit
+
+    def __call__(self, obj: _K, compute: Callable[[_K], _V]) -> _V:
+        known = self._found.get(id(obj))
+        if known is not None and known[0] is obj:
+            return known[1]
+        value = compute(obj)
+        if len(self._found) >= self._limit:
+            self._found.clear()
+        self._found[id(obj)] = (obj, value)
+        return value

@@ -39,7 +39,7 @@ from shim.kube.housekeeping import Housekeeper
 from shim.kube.leader.lease import LeaderElector
 from shim.kube.leader.loops import Leadership, SchedulingLoops
 from shim.kube.watch.cache import KubeCache
-from shim.kube.watch.listing import ClusterReader
+from shim.kube.watch.listing import ClusterReader, PagedListing
 from shim.kube.watch.nodes import NodeSync
 from shim.kube.watch.pods import PodSync
 from shim.kube.watch.quotas import QuotaSync
@@ -230,6 +230,15 @@ class HerderOperator:
 
     def _sync(self) -> None:
         began = time.monotonic()
+        # The pods' first pages are read (by the listing's thread) while the nodes, namespaces,
+        # storage and quotas are listed and applied: those are small, the pods are most of it.
+        listing = self.reader.pod_pages().started()
+        try:
+            self._sync_from(began, listing)
+        finally:
+            listing.close()
+
+    def _sync_from(self, began: float, listing: PagedListing) -> None:
         nodes, node_version = self.reader.node_listing()
         for node in nodes:
             self.nodes.apply(node)
@@ -245,7 +254,6 @@ class HerderOperator:
             log.warning("the ElasticQuota CRD is not installed; elastic quotas are off until it is (restart)")
         else:
             self.quotas.apply_all(quotas)
-        listing = self.reader.pod_pages()
         pods = 0
         for page in listing:
             pods += len(page)

@@ -241,3 +241,27 @@ def test_a_reader_that_stops_early_lets_the_page_thread_end() -> None:
     listing._reader.join(5)
     assert not listing._reader.is_alive()
     assert len(calls) <= 4  # the thread read at most a page or two ahead
+
+
+def test_a_listing_started_early_and_given_up_before_it_is_read_ends_its_thread() -> None:
+    """The start-up sync starts the pods' listing first and reads it last: a failure between
+    (the node listing, say) closes it."""
+
+    class Answer:
+        def __init__(self, index: int) -> None:
+            self.data = f'{{"metadata": {{"continue": "c{index}"}}, "items": [{{"n": {index}}}]}}'.encode()
+
+    calls: list[int] = []
+
+    def endless(**_: Any) -> Answer:
+        calls.append(1)
+        return Answer(len(calls))
+
+    listing = PagedListing(endless, timeout=1).started()
+    deadline = time.monotonic() + 5
+    while len(calls) < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(calls) == 3  # two pages wait to be read, the third is being handed over
+    listing.close()
+    listing._reader.join(5)
+    assert not listing._reader.is_alive()

@@ -84,8 +84,18 @@ class PagedListing:
         except BaseException as error:  # handed to the caller, which raises it
             self._hand_over((None, error))
 
+    def started(self) -> PagedListing:
+        """Begin reading now, before the caller iterates."""
+        if not self._reader.is_alive() and self._reader.ident is None:
+            self._reader.start()
+        return self
+
+    def close(self) -> None:
+        """The caller reads no more pages: the reading thread ends."""
+        self._abandoned.set()
+
     def __iter__(self) -> Iterator[list[dict[str, Any]]]:
-        self._reader.start()
+        self.started()
         try:
             while True:
                 page, error = self._pages.get()
@@ -95,7 +105,7 @@ class PagedListing:
                     return
                 yield page
         finally:
-            self._abandoned.set()
+            self.close()
 
 
 class ClusterReader:
