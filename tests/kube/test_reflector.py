@@ -223,17 +223,23 @@ def test_a_failed_page_is_raised_to_the_reader() -> None:
         list(PagedListing(broken, timeout=1))
 
 
-def test_a_reader_that_stops_early_lets_the_page_thread_end() -> None:
+def _endless_listing(calls: list[int]) -> Callable[..., Any]:
+    """A list call that always has a next page (one item each), counting its calls."""
+
     class Answer:
         def __init__(self, index: int) -> None:
             self.data = f'{{"metadata": {{"continue": "c{index}"}}, "items": [{{"n": {index}}}]}}'.encode()
-
-    calls: list[int] = []
 
     def endless(**_: Any) -> Answer:
         calls.append(1)
         return Answer(len(calls))
 
+    return endless
+
+
+def test_a_reader_that_stops_early_lets_the_page_thread_end() -> None:
+    calls: list[int] = []
+    endless = _endless_listing(calls)
     listing = PagedListing(endless, timeout=1)
     for page in listing:
         assert page == [{"n": 1}]
@@ -247,16 +253,8 @@ def test_a_listing_started_early_and_given_up_before_it_is_read_ends_its_thread(
     """The start-up sync starts the pods' listing first and reads it last: a failure between
     (the node listing, say) closes it."""
 
-    class Answer:
-        def __init__(self, index: int) -> None:
-            self.data = f'{{"metadata": {{"continue": "c{index}"}}, "items": [{{"n": {index}}}]}}'.encode()
-
     calls: list[int] = []
-
-    def endless(**_: Any) -> Answer:
-        calls.append(1)
-        return Answer(len(calls))
-
+    endless = _endless_listing(calls)
     listing = PagedListing(endless, timeout=1).started()
     deadline = time.monotonic() + 5
     while len(calls) < 3 and time.monotonic() < deadline:

@@ -110,14 +110,21 @@ def test_a_full_cluster_asks_one_waiting_pod_per_pod_that_ends() -> None:
         assert world.schedule(advance=1.0) == {f"p{4 + ended:03}": "n0"}
     # 196 pods wait for each of the four: asking each again would have been 4 x 195 tries
     assert world.sched.metrics.attempts_failed - tries <= 4
-    assert world.reason("p199") == "queue root would exceed the cluster size vcore: 4000m allocated + 1000m asked > 4000m"
+    full = "queue root would exceed the cluster size vcore: 4000m allocated + 1000m asked > 4000m"
+    assert world.reason("p199") == full
+
+
+def full_of_open_pods(cores: int) -> World:
+    """A node of `cores` cores full of one-core pods of root.open (open0, open1, ...)."""
+    world = World(CONFIG)
+    world.node("n0", cpu=cores)
+    world.pods(cores, prefix="open", queue="root.open", app="open", cpu=1)
+    world.schedule()
+    return world
 
 
 def test_a_queue_max_below_root_is_named_once_it_is_in_the_way() -> None:
-    world = World(CONFIG)
-    world.node("n0", cpu=4)
-    world.pods(4, prefix="open", queue="root.open", app="open", cpu=1)
-    world.schedule()
+    world = full_of_open_pods(4)
     world.pod("capped0", queue="root.capped", app="capped", cpu=1)
     assert world.schedule(advance=1.0) == {}
     assert "queue root would exceed the cluster size" in (world.reason("capped0") or "")
@@ -129,10 +136,7 @@ def test_a_queue_max_below_root_is_named_once_it_is_in_the_way() -> None:
 
 
 def test_maxapplications_is_named_once_it_is_reached_in_a_full_cluster() -> None:
-    world = World(CONFIG)
-    world.node("n0", cpu=2)
-    world.pods(2, prefix="open", queue="root.open", app="open", cpu=1)
-    world.schedule()
+    world = full_of_open_pods(2)
     world.pod("few0", queue="root.few", app="few-a", cpu=1)
     world.pod("few1", queue="root.few", app="few-b", cpu=1)
     world.pod("few2", queue="root.few", app="few-c", cpu=1)
