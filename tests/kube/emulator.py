@@ -100,6 +100,16 @@ class EmulatorServer:
 
         return self.call(read)
 
+    def accepted_writes(self, since: int = 0) -> list[tuple[str, str, str]]:
+        """`writes()[since:]` without those the server answered with an error (a 409 on a stale
+        resourceVersion, say): what changed something."""
+
+        async def read() -> list[tuple[str, str, str]]:
+            audit, refused = self.emulator.audit, self.emulator.refused
+            return [write for index, write in enumerate(audit) if index >= since and index not in refused]
+
+        return self.call(read)
+
     def protect(self, namespace: str, pod: str) -> None:
         """A PodDisruptionBudget now refuses evicting this pod (429)."""
 

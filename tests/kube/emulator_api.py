@@ -213,6 +213,7 @@ class HerderEmulator(kmock.KubernetesEmulator):
     webhooks: list[WebhookRoute] = attrs.field(factory=list)  # what the webhook configurations route there
     users: dict[str, dict[str, Any]] = attrs.field(factory=dict)  # bearer token -> userInfo
     audit: list[tuple[str, str, str]] = attrs.field(factory=list)  # (method, path, user agent) of writes
+    refused: set[int] = attrs.field(factory=set)  # indexes in `audit` of writes answered with an error
     watches: list[tuple[str, dict[str, str]]] = attrs.field(factory=list)  # (plural, query) per watch
     expired_before: dict[str, int] = attrs.field(factory=dict)  # plural -> oldest version still kept
     _versions: Any = attrs.field(factory=lambda: itertools.count(1))
@@ -230,12 +231,17 @@ class HerderEmulator(kmock.KubernetesEmulator):
     # -- request routing --------------------------------------------------------------------
     async def _handle(self, request: rendering.Request) -> aiohttp.web.StreamResponse:
         method = str(request.method.value)
+        audited = None
         if method not in ("GET", "HEAD", "OPTIONS"):
+            audited = len(self.audit)
             self.audit.append((method, str(request.url.path), str(request.headers.get("User-Agent", ""))))
         self._in_flight[id(request)] = request
         try:
             self._forget_old_requests()
-            return await self._route(request)
+            response = await self._route(request)
+            if audited is not None and response.status >= 400:
+                self.refused.add(audited)
+            return response
         finally:
             del self._in_flight[id(request)]
 
