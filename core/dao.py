@@ -86,7 +86,7 @@ def queue_document(state: CoreState, queue: Queue) -> dict[str, Any]:
 
 def queue_usage(queue: Queue, out: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
     """Every queue's `allocatedResource`, by path, in the order `queue_document` nests them."""
-    out[queue.path] = resource_doc(queue.allocated)
+    out[queue.path] = queue.allocated_doc()
     for child in queue.children_by_name():
         queue_usage(child, out)
     return out

@@ -40,6 +40,7 @@ class Queue:
         "_properties",
         "_share",
         "_sort_rules",
+        "_usage_doc",
         "admin_acl",
         "allocated",
         "apps",
@@ -87,6 +88,7 @@ class Queue:
         self.limits: tuple[Limit, ...] = ()
         self.child_template: ChildTemplate | None = None
         self.allocated: dict[str, int] = {}
+        self._usage_doc: dict[str, int] | None = None  # `allocated_doc()`, until `allocated` changes
         # usage_share with what it was computed from; queues are ordered on every decision
         # and most of them did not allocate since.
         self._share: tuple[Mapping[str, int], Resource | None, Resource | None, float] | None = None
@@ -131,8 +133,17 @@ class Queue:
     def share_moved(self) -> None:
         """This queue's usage share may have changed (usage or limits): its parent repairs its order."""
         self._share = None
+        self._usage_doc = None
         if self.parent is not None:
             self.parent._moved_children.add(self)
+
+    def allocated_doc(self) -> dict[str, int]:
+        """`allocated` sorted by resource, as documents print it; the same dict until the usage
+        changes (the simulator samples every queue at every moment). Nobody may change it."""
+        doc = self._usage_doc
+        if doc is None:
+            doc = self._usage_doc = {key: int(val) for key, val in sorted(self.allocated.items())}
+        return doc
 
     def ordered_children(self, cluster: Mapping[str, int], version: int) -> Iterator[Queue]:
         """Every child, the one using the smallest share of its due first, ties by name: the
