@@ -48,6 +48,7 @@ operations = st.lists(
         st.tuples(st.just("finish"), st.integers(0, 50)),
         st.tuples(st.just("withdraw"), st.integers(0, 50)),
         st.tuples(st.just("node"), st.sampled_from([1, 2, 4])),
+        st.tuples(st.just("reload"), st.sampled_from([2, 3, 5])),  # root.capped's max and root.few's apps
         st.tuples(st.just("schedule")),
     ),
     max_size=40,
@@ -79,6 +80,10 @@ def play(script: list[tuple[Any, ...]]) -> list[Any]:
         elif op[0] == "node":
             world.node(f"n{nodes}", cpu=op[1])
             nodes += 1
+        elif op[0] == "reload":  # every queue object is built again
+            world.configure(
+                CONFIG.replace("vcore: 3", f"vcore: {op[1]}").replace("maxapplications: 2", f"maxapplications: {op[1]}")
+            )
         else:
             seen.append(sorted(world.schedule(advance=1.0).items()))
             seen.append([victim.key for victim, _ in world.out.evictions])
@@ -179,3 +184,16 @@ def test_pods_that_arrive_while_others_wait_on_a_full_cluster_are_tried_in_queue
     assert world.schedule(advance=1.0) == {"sooner": "n0"}
     assert "cluster size" in (world.reason("later") or "")
     assert "3500m allocated + 1000m asked" in (world.reason("big19") or "")
+
+
+def test_waiting_pods_are_counted_afresh_after_a_configuration_reload() -> None:
+    world = full_of_open_pods(2)
+    world.pods(3, prefix="wait", queue="root.open", app="waiting", cpu=1)
+    assert world.schedule(advance=1.0) == {}
+    world.configure(CONFIG.replace("maxapplications: 2", "maxapplications: 3"))  # every queue is rebuilt
+    assert world.schedule(advance=1.0) == {}
+    world.finish("open0")
+    assert world.schedule(advance=1.0) == {"wait0": "n0"}
+    world.finish("open1")
+    assert world.schedule(advance=1.0) == {"wait1": "n0"}
+    assert "cluster size" in (world.reason("wait2") or "")
