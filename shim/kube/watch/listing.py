@@ -86,7 +86,7 @@ class PagedListing:
 
     def started(self) -> PagedListing:
         """Begin reading now, before the caller iterates."""
-        if not self._reader.is_alive() and self._reader.ident is None:
+        if self._reader.ident is None:  # not started yet
             self._reader.start()
         return self
 
