@@ -84,7 +84,7 @@ def _walk_leaf(state: CoreState, leaf: Queue, now: float) -> Allocation | None:
     waits = leaf.waits
     # No application with another ask means every ask was refused, and the check above said no.
     unsettled = waits.unsettled
-    if unsettled and waits.refused_asks and len(unsettled) * 4 < len(order) and _refused_as_before(state, leaf):
+    if waits.refused_asks and unsettled and len(unsettled) * 4 < len(order) and _refused_as_before(state, leaf):
         # the others would be parked again as they are: try those with another ask, in order
         apps = order.in_order(unsettled.values()) or order  # None: one is not in the order yet
     for app in apps:

@@ -45,7 +45,10 @@ class LeafWaits:
         self.asks -= 1
         if ask.priority:
             self.prioritized -= 1
-        self._recheck(app)
+        if app.app_id in self.marked:
+            self._recheck(app)
+        elif not app.asks:  # with no refused ask, an application is unsettled while it has asks
+            self.unsettled.pop(app.app_id, None)
 
     def _recheck(self, app: Application) -> None:
         if len(app.asks) > self.marked.get(app.app_id, 0):
