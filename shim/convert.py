@@ -88,6 +88,8 @@ ANNOTATION_NON_PREEMPTIBLE_USED = KOORD_PREFIX + "non-preemptible-used"
 
 shared_resource: Interner[Resource] = Interner()
 shared_constraints: Interner[NodeConstraints] = Interner()
+shared_user: Interner[UserGroup] = Interner()
+NO_USER_INFO = UserGroup()
 
 
 def is_herder_pod(pod: Mapping[str, Any], scheduler_name: str) -> bool:
@@ -125,7 +127,7 @@ def queue_name(pod: Mapping[str, Any]) -> str | None:
 def user_info(pod: Mapping[str, Any]) -> UserGroup:
     raw = annotations_of(pod).get(ANNOTATION_USER_INFO)
     if raw is None:
-        return UserGroup()
+        return NO_USER_INFO
     where = f"pod {object_name(pod)} annotation {ANNOTATION_USER_INFO}"
     data = parse_json(raw, where)
     if not isinstance(data, Mapping):
@@ -134,7 +136,7 @@ def user_info(pod: Mapping[str, Any]) -> UserGroup:
     groups = data.get("groups") or []
     if not isinstance(user, str) or not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
         raise ConversionError(f"{where}: user must be a string and groups a list of strings, got {raw!r}")
-    return UserGroup(user=user, groups=tuple(groups))
+    return shared_user(UserGroup(user=user, groups=tuple(groups)))
 
 
 # --- namespace tags -------------------------------------------------------------------------
@@ -283,7 +285,7 @@ def pod_to_ask(
         user = user_info(pod)
     except ConversionError as err:
         problems.append(str(err))
-        user = UserGroup()
+        user = NO_USER_INFO
     try:
         priority = _priority(pod)
     except ConversionError as err:

@@ -238,18 +238,42 @@ def pod_rules(pod: Mapping[str, Any], namespace: Mapping[str, Any] | None) -> Po
         _spread(raw, labels, f"pod {name} spec.topologySpreadConstraints[{n}]")
         for n, raw in enumerate(list_at(spec, "topologySpreadConstraints"))
     )
+    host_ports = _host_ports(spec, f"pod {name}")
+    namespace_labels = _namespace_labels(namespace, string_labels) if namespace else _NO_LABELS
+    if not (affinity or anti or spread or host_ports or preferred_affinity or preferred_anti or preferred_nodes):
+        return _labels_only(ns, labels, namespace_labels)
     return PodRules(
         namespace=ns,
         labels=labels,
-        namespace_labels=_namespace_labels(namespace, string_labels) if namespace else _NO_LABELS,
+        namespace_labels=namespace_labels,
         affinity=affinity,
         anti_affinity=anti,
         spread=spread,
-        host_ports=_host_ports(spec, f"pod {name}"),
+        host_ports=host_ports,
         preferred_affinity=preferred_affinity,
         preferred_anti_affinity=preferred_anti,
         preferred_nodes=preferred_nodes,
     )
+
+
+# Most pods hold no rules between pods, and the pods of one workload carry the same labels: they
+# share one PodRules (kept, like every long-lived object, out of each pod's own memory and out of
+# the cyclic collector's walks). Keyed by the namespace labels' identity: an entry keeps its
+# mapping alive, so the id is not reused while the entry is here.
+_LABELS_ONLY_KEPT = 4096
+_labels_only_seen: dict[tuple[str, tuple[tuple[str, str], ...], int], PodRules] = {}
+
+
+def _labels_only(namespace: str, labels: Mapping[str, str], namespace_labels: Mapping[str, str]) -> PodRules:
+    key = (namespace, tuple(labels.items()), id(namespace_labels))
+    found = _labels_only_seen.get(key)
+    if found is not None:
+        return found
+    if len(_labels_only_seen) >= _LABELS_ONLY_KEPT:
+        _labels_only_seen.clear()
+    rules = PodRules(namespace=namespace, labels=labels, namespace_labels=namespace_labels)
+    _labels_only_seen[key] = rules
+    return rules
 
 
 def pod_rules_or_problem(pod: Mapping[str, Any], namespace: Mapping[str, Any] | None) -> tuple[PodRules, str | None]:

@@ -1,7 +1,7 @@
 """One shared instance per distinct value of the immutable parts every pod carries.
 
-Thousands of pods ask for the same few sizes and carry the same node constraints, yet
-converting each pod builds its own equal `Resource` and `NodeConstraints`. Handing out one
+Thousands of pods ask for the same few sizes and carry the same node constraints and user, yet
+converting each pod builds its own equal `Resource`, `NodeConstraints` and `UserGroup`. Handing out one
 instance per distinct value keeps a pending pod small (with node affinity, its constraints are
 most of it) and lets the core hash a request once per shape instead of once per pod: both keep
 their hash, and the node index remembers its choices by (request, constraints).

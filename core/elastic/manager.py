@@ -50,6 +50,9 @@ class Victim:
     reason: str
 
 
+_SHAPES_KEPT = 4096  # distinct pod shapes shared; past that the table starts again
+
+
 class _Pod(NamedTuple):
     quota: str
     resource: Resource
@@ -99,6 +102,7 @@ class ElasticQuotaManager:
         self._groups: dict[str, ElasticQuotaSpec] = {}  # objects standing for the system and default groups
         self._tree = QuotaTree(self._settings.min_scaling)
         self._requests: dict[str, _Pod] = {}
+        self._shapes: dict[_Pod, _Pod] = {}  # one _Pod per (quota, request, preemptible): few, shared by pods
         self._requested: dict[str, _UsageSum] = {}  # pending and running pods' requests per quota
         self._pod_count: dict[str, int] = {}  # pods (pending or running) per quota, kept as they come and go
         self._running: dict[str, tuple[_Pod, int, float]] = {}  # the pod, its priority and start time
@@ -204,13 +208,23 @@ class ElasticQuotaManager:
         with self._lock:
             if key in self._requests:
                 self.remove_request(key)
-            self._requests[key] = _Pod(quota, resource, preemptible)
+            self._requests[key] = self._shape(quota, resource, preemptible)
             self._pod_count[quota] = self._pod_count.get(quota, 0) + 1
             _sum_of(self._requested, quota).add(resource, 1)
             if self._in_tree(quota):
                 # with the root's pool current, a pod's request changes only its own path's
                 # runtimes where every sibling already had its request (shares.py)
                 self._fresh_tree().add_pod_request(quota, resource, 1)
+
+    def _shape(self, quota: str, resource: Resource, preemptible: bool) -> _Pod:
+        pod = _Pod(quota, resource, preemptible)
+        shared = self._shapes.get(pod)
+        if shared is not None:
+            return shared
+        if len(self._shapes) >= _SHAPES_KEPT:
+            self._shapes.clear()
+        self._shapes[pod] = pod
+        return pod
 
     def remove_request(self, key: str) -> None:
         with self._lock:
@@ -231,7 +245,7 @@ class ElasticQuotaManager:
         with self._lock:
             pod = self._requests.get(key)  # its request, as a rule
             if pod is None or pod.quota != quota or pod.resource is not resource or pod.preemptible != preemptible:
-                pod = _Pod(quota, resource, preemptible)
+                pod = self._shape(quota, resource, preemptible)
             previous = self._running.get(key)
             if previous is not None:
                 self._count_running(previous[0], -1)

@@ -530,6 +530,27 @@ def test_pods_of_one_size_and_affinity_share_one_request_and_one_constraints_obj
     assert c.constraints is a.constraints
 
 
+def test_pods_of_one_workload_share_their_user_and_labels_but_never_across_what_differs() -> None:
+    who = {"yunikorn.apache.org/user.info": json.dumps({"user": "alice", "groups": ["ml"]})}
+    labels = {"app": "train", "tier": "batch"}
+    team, relabelled = namespace(), {"metadata": {"name": "team", "labels": {"env": "prod"}}}
+    a, b = (pod_to_ask(pod(name, labels=dict(labels), annotations=dict(who)), team) for name in ("p1", "p2"))
+    assert a.user is b.user and a.user == UserGroup("alice", ("ml",))
+    assert a.pod is b.pod and dict(a.pod.labels) == labels
+    other_labels = pod_to_ask(pod("p3", labels={"app": "train", "tier": "web"}), team)
+    other_namespace = pod_to_ask(pod("p4", ns="lab", labels=dict(labels)), namespace("lab"))
+    new_namespace_labels = pod_to_ask(pod("p5", labels=dict(labels)), relabelled)
+    assert dict(other_labels.pod.labels) == {"app": "train", "tier": "web"}
+    assert other_namespace.pod.namespace == "lab" and a.pod.namespace == "team"
+    assert dict(new_namespace_labels.pod.namespace_labels) == {"env": "prod"} and not a.pod.namespace_labels
+    bob = pod_to_ask(pod("p6", annotations={"yunikorn.apache.org/user.info": json.dumps({"user": "bob"})}), team)
+    assert bob.user == UserGroup("bob") and a.user.user == "alice"
+    # a pod with rules between pods keeps its own
+    spread = [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}]
+    ruled = pod_to_ask(pod("p7", labels=dict(labels), topologySpreadConstraints=spread), team)
+    assert ruled.pod is not a.pod and len(ruled.pod.spread) == 1 and not a.pod.spread
+
+
 def test_the_interner_starts_again_past_its_limit_and_keeps_values_equal() -> None:
     intern: Interner[tuple[int, ...]] = Interner(limit=2)
     one = intern((1,))
