@@ -21,7 +21,6 @@ pod that cannot run is parked with a reason a person can read until something ch
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 
 from core.elastic.manager import NodeSlot, RunningPod
 from core.elastic.spec import DEFAULT_QUOTA, SYSTEM_QUOTA
@@ -330,11 +329,11 @@ def _commit(
     placed_at = now + state.epoch_offset()
     allocation = Allocation.for_ask(ask, node_id, placed_at, queue_path=leaf.path)
     if replaces:
-        allocation = replace(allocation, replaces=replaces)
+        allocation = allocation._replace(replaces=replaces)
     if ask.claims:
         plan = volume_plan(state, ask, node_id)
         if plan:
-            allocation = replace(allocation, volume_plan=plan)
+            allocation = allocation._replace(volume_plan=plan)
     node = partition.nodes[node_id]
     partition.put_on_node(node, allocation)
     state.record_on_node(allocation, True, now)

@@ -25,7 +25,7 @@ def resize(state: CoreState, key: str, resource: Resource) -> bool:
     if foreign is not None:
         if foreign.resource == resource:
             return False
-        resized = replace(foreign, resource=resource)
+        resized = foreign._replace(resource=resource)
         _move_on_node(state, foreign, resized)
         foreign_changed(state, foreign, -1)
         foreign_changed(state, resized, 1)
@@ -35,7 +35,7 @@ def resize(state: CoreState, key: str, resource: Resource) -> bool:
     if allocation is None or allocation.resource == resource or allocation.ask is None:
         return False
     ask = replace(allocation.ask, resource=resource)
-    resized = replace(allocation, resource=resource, ask=ask)
+    resized = allocation._replace(resource=resource, ask=ask)
     _move_on_node(state, allocation, resized)
     app = state.partition.applications.get(allocation.application_id)
     if app is not None and app.remove_allocation(key) is not None:
