@@ -66,6 +66,35 @@ _INCREASE, _DECREASE, _REMOVE_APP = 0, 1, 2  # deferred operations (see `_defer`
 _UNKNOWN = "\0unknown"  # an application id the user tracker does not know (never a group name)
 
 
+def _counted(counted: dict[int, list[Any]], usage: Mapping[str, int]) -> dict[int, list[Any]]:
+    """Count one more pod of `usage` in a deferred operation's usages ([usage, how many pods]
+    by the id of the object held): a Resource is held as it is (immutable), so its id stays its
+    own while it is counted; any other mapping is copied and held apart."""
+    if isinstance(usage, Resource):
+        found = counted.get(id(usage))
+        if found is not None:
+            found[1] += 1
+        else:
+            counted[id(usage)] = [usage, 1]
+    else:
+        copy = dict(usage)
+        counted[id(copy)] = [copy, 1]
+    return counted
+
+
+def _summed(counted: Mapping[int, list[Any]]) -> dict[str, int]:
+    """The sum of a deferred operation's usages (each [usage, how many pods]), as merging them
+    one by one into a copy of the first gives."""
+    parts = iter(counted.values())
+    first, times = next(parts)
+    total = _plain(first)
+    if times > 1:
+        add_into(total, first, times - 1)
+    for usage, times in parts:
+        add_into(total, usage, times)
+    return total
+
+
 def _plain(usage: Mapping[str, int]) -> dict[str, int]:
     """A plain dict copy: iterating it is several times faster than a Resource mapping."""
     return usage.to_dict() if isinstance(usage, Resource) else dict(usage)
@@ -93,7 +122,7 @@ class UserGroupManager:
         self._table = LimitTable()
         self._generation = 0
         self._limited: dict[str, bool] = {}  # per queue path: whether any level has a limit (this table)
-        self._deferred: dict[tuple[str, str], list[list[Any]]] = {}  # [kind, user, usage] per application
+        self._deferred: dict[tuple[str, str], list[list[Any]]] = {}  # [kind, user, counted usages] per application
 
     # configuration
 
@@ -146,20 +175,22 @@ class UserGroupManager:
         # Per application, the operations in order; one is merged into the one before it when
         # both move usage the same way for the same user and the earlier one kept the
         # application running (an application is removed by its last decrease only).
+        # An operation holds its usages as counts per usage object: pods of one size share one
+        # request object, so merging a pod is a count, and the sum is made once, at the flush.
         key = (queue_path, application_id)
         with self._lock:
             ops = self._deferred.get(key)
             if ops is None:
-                self._deferred[key] = [[kind, user, _plain(usage)]]
+                self._deferred[key] = [[kind, user, _counted({}, usage)]]
                 return
             last = ops[-1]
             if (last[1] is user or last[1] == user) and (
                 last[0] == kind == _INCREASE or (last[0] == _DECREASE and kind != _INCREASE)
             ):
-                add_into(last[2], usage, 1)
+                _counted(last[2], usage)
                 last[0] = kind
             else:
-                ops.append([kind, user, _plain(usage)])
+                ops.append([kind, user, _counted({}, usage)])
 
     def flush(self) -> None:
         """Apply the deferred operations (increases forced: no limit applied when they were made)."""
@@ -168,7 +199,8 @@ class UserGroupManager:
         with self._lock:
             batch, self._deferred = self._deferred, {}
         for (queue_path, application_id), ops in batch.items():
-            for kind, user, usage in ops:
+            for kind, user, counted in ops:
+                usage = _summed(counted)
                 if kind == _INCREASE:
                     self.increase_tracked_resource(queue_path, application_id, usage, user, force=True)
                 else:

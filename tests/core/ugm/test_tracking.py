@@ -188,6 +188,23 @@ def test_deferred_increases_are_summed_per_application_and_seen_by_every_reader(
     assert running_at(ugm.user_document("ann"), "root.org.b") == ["app-2"]
 
 
+def test_deferred_pods_sharing_one_request_object_count_each_and_a_callers_dict_is_copied() -> None:
+    ugm = manager(tree())
+    ann = who("ann")
+    shared = cores(1, GIB)  # pods of one size share their request object
+    for _ in range(3):
+        ugm.defer_increase("root.org.a", "app-1", shared, ann)
+    mutable = {"vcore": 500}
+    ugm.defer_increase("root.org.a", "app-1", mutable, ann)
+    mutable["vcore"] = 250  # the caller's dict changes: what was deferred does not
+    ugm.defer_increase("root.org.a", "app-1", mutable, ann)
+    for _ in range(2):
+        ugm.defer_decrease("root.org.a", "app-1", shared, ann, remove_app=False)
+    doc = ugm.user_document("ann")
+    assert usage_at(doc, "root.org.a") == {"vcore": 3000 + 500 + 250 - 2000, "memory": GIB}
+    assert running_at(doc, "root.org.a") == ["app-1"]
+
+
 def test_a_path_with_a_limit_at_any_level_is_never_deferred() -> None:
     ugm = manager(queue("root", queue("org", queue("a"), limits=(limit(users=("ann",), vcore=4),)), queue("b")))
     assert ugm.limits_apply("root.org.a")
