@@ -137,3 +137,72 @@ def test_usage_everywhere_equals_the_sum_of_tracked_allocations_and_ends_at_noth
     assert ugm.users_documents() == []
     assert ugm.groups_documents() == []
     assert ugm.usage_samples() == []
+
+
+def mixed_world() -> UserGroupManager:
+    """Limits on some paths only: root.a.y and root.c.d have none, so a scheduler defers them."""
+    return manager(
+        queue(
+            "root",
+            queue("a", queue("x", limits=(limit(users=("ann",), vcore=4),)), queue("y")),
+            queue("b", limits=(limit(groups=("qa",), apps=1),)),
+            queue("c", queue("d")),
+        )
+    )
+
+
+MIXED_APPS = tuple(
+    (f"app-{i}", USERS[i % len(USERS)], ("root.a.x", "root.a.y", "root.b", "root.c.d")[i % 4]) for i in range(9)
+)
+shared_sizes = (Resource({"vcore": 500, "memory": 1}), Resource({"vcore": 1000}))
+mixed_steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("allocate"), st.integers(0, len(MIXED_APPS) - 1), st.sampled_from(shared_sizes)),
+        st.tuples(st.just("allocate"), st.integers(0, len(MIXED_APPS) - 1), allocate.map(lambda step: step[2])),
+        st.tuples(st.just("release"), st.integers(0, 1000), st.just(Resource())),
+        st.tuples(st.just("read"), st.just(0), st.just(Resource())),
+    ),
+    max_size=80,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(mixed_steps)
+def test_deferring_where_no_limit_applies_tracks_what_tracking_each_pod_at_once_tracks(
+    steps: list[tuple[str, int, Resource]],
+) -> None:
+    """The scheduler defers usage on paths without limits and applies it in one batch (at a
+    read, a limit check, or the end of a cycle): every document then equals the one of a
+    manager that tracked each pod at once, and both end empty."""
+    deferring, direct = mixed_world(), mixed_world()
+    apps = {app: (user, leaf) for app, user, leaf in MIXED_APPS}
+    live: list[tuple[str, Resource]] = []
+    for kind, number, resource in [*steps, *[("release", 0, Resource())] * 200]:
+        if kind == "allocate":
+            app = MIXED_APPS[number][0]
+            user, leaf = apps[app]
+            if deferring.limits_apply(leaf):
+                placed = deferring.increase_tracked_resource(leaf, app, resource, user)
+                assert direct.increase_tracked_resource(leaf, app, resource, user) == placed
+            else:
+                deferring.defer_increase(leaf, app, resource, user)
+                placed = direct.increase_tracked_resource(leaf, app, resource, user)
+                assert placed  # nothing can refuse it
+            if placed:
+                live.append((app, resource))
+        elif kind == "release" and live:
+            app, resource = live.pop(number % len(live))
+            user, leaf = apps[app]
+            last = all(other != app for other, _r in live)
+            if deferring.limits_apply(leaf):
+                deferring.decrease_tracked_resource(leaf, app, resource, user, last)
+            else:
+                deferring.defer_decrease(leaf, app, resource, user, last)
+            direct.decrease_tracked_resource(leaf, app, resource, user, last)
+        elif kind == "read":
+            assert deferring.users_documents() == direct.users_documents()
+            assert deferring.groups_documents() == direct.groups_documents()
+    # after every pod was released (the 200 trailing releases), both hold nothing
+    assert deferring.users_documents() == direct.users_documents() == []
+    assert deferring.groups_documents() == direct.groups_documents() == []
+    assert deferring.usage_samples() == []
