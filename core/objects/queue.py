@@ -91,9 +91,11 @@ class Queue:
         self._usage_doc: dict[str, int] | None = None  # `allocated_doc()`, until `allocated` changes
         # usage_share with what it was computed from; queues are ordered on every decision
         # and most of them did not allocate since.
-        self._share: tuple[Mapping[str, int], Resource | None, Resource | None, float] | None = None
+        # (valid while `_bases` was read with the cluster and limits of now)
+        self._share: float | None = None
         # what each resource's share is taken of, for the cluster and the limits it was read with
-        self._bases: tuple[Mapping[str, int], Resource | None, Resource | None, dict[str, int]] | None = None
+        # (one tuple shared by every queue without guaranteed or max: `_cluster_bases`)
+        self._bases: _Bases | None = None
         # Parent only: every child in fair order, sorted at one change counter and repaired for
         # the children whose share moved since (a placement moves one child per level).
         self._child_order: list[_Entry] | SortedBlocks | None = None
@@ -101,7 +103,7 @@ class Queue:
         self._child_order_cluster: Mapping[str, int] | None = None
         self._child_order_version = -1
         self._moved_children: set[Queue] = set()
-        self._order_key: tuple[float, str] | None = None  # this queue's key in its parent's order
+        self._order_key: _Entry | None = None  # this queue's entry in its parent's order
         self.pending: dict[str, int] = {}
         self.running_apps = 0
         self.apps: dict[str, Application] = {}
@@ -162,8 +164,8 @@ class Queue:
 
     def _sort_children(self, cluster: Mapping[str, int], version: int) -> list[_Entry] | SortedBlocks:
         entries = sorted((child.usage_share(cluster), child.name, child) for child in self.children.values())
-        for share, name, child in entries:
-            child._order_key = (share, name)
+        for entry in entries:
+            entry[2]._order_key = entry
         # a plain list while moving one entry is cheap; blocks once shifting the list is not
         order = entries if len(entries) <= BLOCK else SortedBlocks(entries)
         self._child_order, self._child_order_cluster, self._child_order_version = order, cluster, version
@@ -174,9 +176,9 @@ class Queue:
         last key says (the caller sorts again)."""
         if child._order_key is None or self.children.get(child.name.lower()) is not child:
             return False
-        # (share, name) sorts just before (share, name, child): siblings' names are unique, so
-        # the tuples compare without a key function and never reach the queues themselves.
-        # Whatever is taken out when it is not the child, the caller sorts every child again.
+        # Siblings' names are unique, so entries compare without a key function and never reach
+        # the queues themselves: the child's own entry is found by bisection. Whatever is taken
+        # out when it is not the child, the caller sorts every child again.
         if isinstance(order, list):
             index = bisect_left(order, child._order_key)
             found = order.pop(index) if index < len(order) else None
@@ -189,7 +191,7 @@ class Queue:
             insort(order, entry)
         else:
             order.add(entry)
-        child._order_key = (entry[0], entry[1])
+        child._order_key = entry
         return True
 
     def ancestry(self) -> Iterator[Queue]:
@@ -328,14 +330,12 @@ class Queue:
     def usage_share(self, cluster: Mapping[str, int]) -> float:
         """How much of its due this queue uses: the dominant share over guaranteed (or max,
         or the cluster when neither is set). Used to order queues fairly."""
-        known = self._share
-        if known is not None and known[0] is cluster and known[1] is self.guaranteed and known[2] is self.max:
-            return known[3]
         bases = self._bases
-        if bases is None or bases[0] is not cluster or bases[1] is not self.guaranteed or bases[2] is not self.max:
-            base_map: Mapping[str, int] = self.guaranteed or self.max or cluster
-            per_key = {key: base_map.get(key) or cluster.get(key) or 0 for key in (*cluster, *base_map)}
-            bases = self._bases = (cluster, self.guaranteed, self.max, per_key)
+        guaranteed, maximum = self.guaranteed or None, self.max or None  # an empty one is none
+        if bases is None or bases[0] is not cluster or bases[1] is not guaranteed or bases[2] is not maximum:
+            bases = self._bases = _bases_for(cluster, guaranteed, maximum)
+        elif self._share is not None:
+            return self._share
         per_key = bases[3]
         share = 0.0
         for key, used in self.allocated.items():
@@ -344,5 +344,27 @@ class Queue:
                 ratio = used / base
                 if ratio > share:
                     share = ratio
-        self._share = (cluster, self.guaranteed, self.max, share)
+        self._share = share
         return share
+
+
+# (cluster, guaranteed, max, what each resource's share is taken of)
+_Bases = tuple[Mapping[str, int], "Resource | None", "Resource | None", dict[str, int]]
+_cluster_bases: dict[int, _Bases] = {}  # by the cluster's id, for queues without guaranteed or max
+
+
+def _bases_for(cluster: Mapping[str, int], guaranteed: Resource | None, maximum: Resource | None) -> _Bases:
+    """What each resource's share is taken of: guaranteed, else max, else the cluster (a
+    resource the chosen one does not name, or names as zero, from the cluster)."""
+    if guaranteed is None and maximum is None:
+        shared = _cluster_bases.get(id(cluster))
+        if shared is not None and shared[0] is cluster:
+            return shared
+    base_map: Mapping[str, int] = guaranteed or maximum or cluster
+    per_key = {key: base_map.get(key) or cluster.get(key) or 0 for key in (*cluster, *base_map)}
+    bases = (cluster, guaranteed, maximum, per_key)
+    if guaranteed is None and maximum is None:
+        if len(_cluster_bases) >= 8:  # the cluster's size changes as nodes come and go
+            _cluster_bases.clear()
+        _cluster_bases[id(cluster)] = bases  # holds the cluster: its id is not reused while here
+    return bases

@@ -20,7 +20,8 @@ NAMES = [f"team-{index}" for index in range(12)]
 operations = st.lists(
     st.one_of(
         st.tuples(st.just("use"), st.sampled_from(NAMES), st.integers(-3, 4)),
-        st.tuples(st.just("guarantee"), st.sampled_from(NAMES), st.integers(1, 8)),
+        st.tuples(st.just("guarantee"), st.sampled_from(NAMES), st.integers(0, 8)),  # 0: an empty guarantee
+        st.tuples(st.just("max"), st.sampled_from(NAMES), st.integers(0, 8)),
         st.tuples(st.just("add"), st.sampled_from(NAMES), st.just(0)),
         st.tuples(st.just("remove"), st.sampled_from(NAMES), st.just(0)),
         st.tuples(st.just("bump"), st.just(""), st.just(0)),
@@ -66,7 +67,10 @@ def _kept_order(steps: list[tuple[str, str, int]]) -> None:
             if delta:
                 child.add_allocated({"vcore": delta})
         elif action == "guarantee" and child is not None:
-            child.guaranteed = Resource({"vcore": amount})
+            child.guaranteed = Resource({"vcore": amount} if amount else {})
+            child.share_moved()
+        elif action == "max" and child is not None:
+            child.max = Resource({"vcore": amount}) if amount else None
             child.share_moved()
         elif action == "add" and child is None:
             _child(parent, name)
@@ -80,6 +84,18 @@ def _kept_order(steps: list[tuple[str, str, int]]) -> None:
             list(parent.ordered_children(cluster, version))
         expected = order_queues(parent.children.values(), cluster)
         assert list(parent.ordered_children(cluster, version)) == expected
+        # and the shares themselves, against a sum made here from scratch
+        fresh = sorted(parent.children.values(), key=lambda queue: (_fresh_share(queue, cluster), queue.name))
+        assert expected == fresh
+
+
+def _fresh_share(queue: Queue, cluster: dict[str, int]) -> float:
+    """The dominant share of what the queue uses over its guaranteed, else max, else the cluster."""
+    due: dict[str, int] = dict(queue.guaranteed or queue.max or cluster)
+    return max(
+        (used / (due.get(key) or cluster.get(key) or 0) for key, used in queue.allocated.items() if used > 0),
+        default=0.0,
+    )
 
 
 def test_a_placement_moves_the_child_behind_its_siblings() -> None:
@@ -102,3 +118,16 @@ def test_a_leaf_follows_its_parents_sort_properties_when_they_change() -> None:
     assert (team.app_sort_policy, team.app_sort_priority) == ("fair", False)
     team.properties = {"application.sort.policy": "fifo"}  # its own value wins over the parent's
     assert (team.app_sort_policy, team.app_sort_priority) == ("fifo", False)
+
+
+def test_shares_follow_the_clusters_size_as_nodes_come_and_go() -> None:
+    """Queues without guaranteed or max take their share of the cluster: when the cluster
+    shrinks, one using 4 of 32 cores (1/8) passes one using 2 of its guaranteed 8 (1/4)."""
+    root = Queue("root", None, leaf=False, managed=True)
+    busy, guaranteed, idle = (_child(root, name) for name in ("busy", "guaranteed", "idle"))
+    guaranteed.guaranteed = Resource({"vcore": 8})
+    busy.add_allocated({"vcore": 4})
+    guaranteed.add_allocated({"vcore": 2})
+    assert list(root.ordered_children({"vcore": 32}, 0)) == [idle, busy, guaranteed]
+    assert list(root.ordered_children({"vcore": 8}, 0)) == [idle, guaranteed, busy]
+    assert busy.usage_share({"vcore": 8}) == 0.5 and busy.usage_share({"vcore": 64}) == 0.0625
