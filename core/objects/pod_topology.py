@@ -101,6 +101,15 @@ def _selects_namespaces(selector: Selector) -> bool:
     return any(term.namespace_selector is not None for term in selector)
 
 
+def _index_labels(labelled: dict[tuple[str, str], set[str]], key: str, pod: PodRules) -> None:
+    for pair in pod.labels.items():
+        found = labelled.get(pair)
+        if found is None:
+            labelled[pair] = {key}
+        else:
+            found.add(key)
+
+
 def _bump(counts: dict[str, int], node_id: str, sign: int) -> None:
     left = counts.get(node_id, 0) + sign
     if left > 0:
@@ -114,7 +123,9 @@ class PodTopology:
 
     def __init__(self) -> None:
         self._pods: dict[str, tuple[str, PodRules]] = {}
-        self._labelled: dict[tuple[str, str], set[str]] = {}  # placed pods by label, to fill counters
+        # placed pods by label, to fill counters: built when a counter is first filled (most
+        # clusters have no rule between pods, and most pods' labels are their workload's own)
+        self._labelled: dict[tuple[str, str], set[str]] | None = None
         self._counters: dict[Selector, dict[str, int]] = {}
         self._counter_index = _Indexed()
         self._held: dict[PodAffinityTerm, dict[str, int]] = {}  # placed pods' anti-affinity terms
@@ -143,24 +154,20 @@ class PodTopology:
         if key in self._pods:
             return
         self._pods[key] = (node_id, pod)
-        labelled = self._labelled
-        for pair in pod.labels.items():
-            found = labelled.get(pair)
-            if found is None:
-                labelled[pair] = {key}
-            else:
-                found.add(key)
+        if self._labelled is not None:
+            _index_labels(self._labelled, key, pod)
         self._change(node_id, pod, 1)
 
     def remove(self, key: str) -> None:
         entry = self._pods.pop(key, None)
         if entry is not None:
-            for pair in entry[1].labels.items():
-                found = self._labelled.get(pair)
-                if found is not None:
-                    found.discard(key)
-                    if not found:
-                        del self._labelled[pair]
+            if self._labelled is not None:
+                for pair in entry[1].labels.items():
+                    found = self._labelled.get(pair)
+                    if found is not None:
+                        found.discard(key)
+                        if not found:
+                            del self._labelled[pair]
             self._change(entry[0], entry[1], -1)
 
     def _change(self, node_id: str, pod: PodRules, sign: int) -> None:
@@ -251,9 +258,14 @@ class PodTopology:
         pairs = list(_index_keys(selector))
         if not pairs:
             return self._pods.values()
+        labelled = self._labelled
+        if labelled is None:
+            labelled = self._labelled = {}
+            for key, (_, pod) in self._pods.items():
+                _index_labels(labelled, key, pod)
         keys: set[str] = set()
         for pair in pairs:
-            keys |= self._labelled.get(pair, set())
+            keys |= labelled.get(pair, set())
         return [self._pods[key] for key in keys]
 
     # -- filters -------------------------------------------------------------------------
