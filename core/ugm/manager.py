@@ -52,7 +52,8 @@ from typing import Any, TypeVar
 
 from core.config.schema import PartitionConfig
 from core.objects.ask import UserGroup
-from core.resources import Resource, add_into
+from core.resources import Resource
+from core.ugm.deferred import DECREASE, INCREASE, REMOVE_APP, DeferredOps, plain_usage
 from core.ugm.documents import UsageSample, group_document, usage_samples, user_document
 from core.ugm.limits import LimitTable, TrackingKind
 from core.ugm.queue_tracker import Levels, QueuePathError, path_levels
@@ -62,42 +63,7 @@ log = logging.getLogger(__name__)
 
 _T = TypeVar("_T", bound=Tracker)
 _R = TypeVar("_R")
-_INCREASE, _DECREASE, _REMOVE_APP = 0, 1, 2  # deferred operations (see `_defer`)
 _UNKNOWN = "\0unknown"  # an application id the user tracker does not know (never a group name)
-
-
-def _counted(counted: dict[int, list[Any]], usage: Mapping[str, int]) -> dict[int, list[Any]]:
-    """Count one more pod of `usage` in a deferred operation's usages ([usage, how many pods]
-    by the id of the object held): a Resource is held as it is (immutable), so its id stays its
-    own while it is counted; any other mapping is copied and held apart."""
-    if isinstance(usage, Resource):
-        found = counted.get(id(usage))
-        if found is not None:
-            found[1] += 1
-        else:
-            counted[id(usage)] = [usage, 1]
-    else:
-        copy = dict(usage)
-        counted[id(copy)] = [copy, 1]
-    return counted
-
-
-def _summed(counted: Mapping[int, list[Any]]) -> dict[str, int]:
-    """The sum of a deferred operation's usages (each [usage, how many pods]), as merging them
-    one by one into a copy of the first gives."""
-    parts = iter(counted.values())
-    first, times = next(parts)
-    total = _plain(first)
-    if times > 1:
-        add_into(total, first, times - 1)
-    for usage, times in parts:
-        add_into(total, usage, times)
-    return total
-
-
-def _plain(usage: Mapping[str, int]) -> dict[str, int]:
-    """A plain dict copy: iterating it is several times faster than a Resource mapping."""
-    return usage.to_dict() if isinstance(usage, Resource) else dict(usage)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +88,7 @@ class UserGroupManager:
         self._table = LimitTable()
         self._generation = 0
         self._limited: dict[str, bool] = {}  # per queue path: whether any level has a limit (this table)
-        self._deferred: dict[tuple[str, str], list[list[Any]]] = {}  # [kind, user, counted usages] per application
+        self._deferred: dict[tuple[str, str], DeferredOps] = {}  # per (queue path, application)
 
     # configuration
 
@@ -160,37 +126,25 @@ class UserGroupManager:
     def defer_increase(self, queue_path: str, application_id: str, usage: Mapping[str, int], user: UserGroup) -> None:
         """Track a placed pod's usage on a path where `limits_apply` is False (so no limit can
         refuse it), at the next `flush`."""
-        self._defer(queue_path, application_id, user, usage, _INCREASE)
+        self._defer(queue_path, application_id, user, usage, INCREASE)
 
     def defer_decrease(
         self, queue_path: str, application_id: str, usage: Mapping[str, int], user: UserGroup, remove_app: bool
     ) -> None:
         """`decrease_tracked_resource` at the next `flush` (a decrease is never refused, and
         every check of a limit flushes first)."""
-        self._defer(queue_path, application_id, user, usage, _REMOVE_APP if remove_app else _DECREASE)
+        self._defer(queue_path, application_id, user, usage, REMOVE_APP if remove_app else DECREASE)
 
     def _defer(
         self, queue_path: str, application_id: str, user: UserGroup, usage: Mapping[str, int], kind: int
     ) -> None:
-        # Per application, the operations in order; one is merged into the one before it when
-        # both move usage the same way for the same user and the earlier one kept the
-        # application running (an application is removed by its last decrease only).
-        # An operation holds its usages as counts per usage object: pods of one size share one
-        # request object, so merging a pod is a count, and the sum is made once, at the flush.
         key = (queue_path, application_id)
         with self._lock:
             ops = self._deferred.get(key)
             if ops is None:
-                self._deferred[key] = [[kind, user, _counted({}, usage)]]
-                return
-            last = ops[-1]
-            if (last[1] is user or last[1] == user) and (
-                last[0] == kind == _INCREASE or (last[0] == _DECREASE and kind != _INCREASE)
-            ):
-                _counted(last[2], usage)
-                last[0] = kind
+                self._deferred[key] = DeferredOps(kind, user, usage)
             else:
-                ops.append([kind, user, _counted({}, usage)])
+                ops.add(kind, user, usage)
 
     def flush(self) -> None:
         """Apply the deferred operations (increases forced: no limit applied when they were made).
@@ -205,15 +159,14 @@ class UserGroupManager:
             table = self._table
             touched: dict[int, Tracker] = {}
             for (queue_path, application_id), ops in batch.items():
-                for kind, user, counted in ops:
+                for kind, user, usage in ops.operations():
                     levels = self._levels(queue_path, application_id, user)
                     if levels is None:
                         continue
-                    usage = _summed(counted)
-                    if kind == _INCREASE:
+                    if kind == INCREASE:
                         self._forced_increase(levels, queue_path, application_id, usage, user, table, touched)
                     else:
-                        self._deferred_decrease(levels, application_id, usage, user, kind == _REMOVE_APP, touched)
+                        self._deferred_decrease(levels, application_id, usage, user, kind == REMOVE_APP, touched)
             for tracker in touched.values():
                 self._release_unused(tracker)
 
@@ -301,7 +254,7 @@ class UserGroupManager:
         levels = self._levels(queue_path, application_id, user)
         if levels is None:
             return False
-        usage = _plain(usage)
+        usage = plain_usage(usage)
         while True:
             pinned = self._pin(user, application_id, queue_path, create=True)
             assert pinned is not None
@@ -325,7 +278,7 @@ class UserGroupManager:
         levels = self._levels(queue_path, application_id, user)
         if levels is None:
             return
-        usage = _plain(usage)
+        usage = plain_usage(usage)
         while True:
             pinned = self._pin(user, application_id, queue_path, create=False)
             if pinned is None:
