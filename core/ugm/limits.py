@@ -60,6 +60,7 @@ class QueueLimits:
 
 
 EMPTY_QUEUE_LIMITS = QueueLimits()
+_ANSWERS_KEPT = 65536  # per-path answers a table keeps; past that it starts again
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +68,10 @@ class LimitTable:
     """Limits by full queue path ("root", "root.team", ...)."""
 
     queues: Mapping[str, QueueLimits] = field(default_factory=dict)
+    # Answers per queue path (and user), read on every limited placement; the table never
+    # changes, so they hold for its life.
+    _limited_paths: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
+    _named_paths: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
 
     @staticmethod
     def from_partition(partition: PartitionConfig) -> LimitTable:
@@ -105,6 +110,26 @@ class LimitTable:
         """Whether any of these queues has a limit of any user or group."""
         queues = self.queues
         return bool(queues) and any(path in queues for path in queue_paths)
+
+    def limits_on(self, levels: tuple[tuple[str, str], ...]) -> bool:
+        """`limits_any` over a queue path's levels ((name, path) from root down), kept per path."""
+        leaf = levels[-1][1]
+        found = self._limited_paths.get(leaf)
+        if found is None:
+            if len(self._limited_paths) >= _ANSWERS_KEPT:
+                self._limited_paths.clear()
+            found = self._limited_paths[leaf] = self.limits_any(path for _, path in levels)
+        return found
+
+    def named_user_levels(self, user: str, levels: tuple[tuple[str, str], ...]) -> frozenset[str]:
+        """`named_user_paths` over a queue path's levels, kept per user and path."""
+        key = (user, levels[-1][1])
+        found = self._named_paths.get(key)
+        if found is None:
+            if len(self._named_paths) >= _ANSWERS_KEPT:
+                self._named_paths.clear()
+            found = self._named_paths[key] = self.named_user_paths(user, (path for _, path in levels))
+        return found
 
     def named_user_paths(self, user: str, queue_paths: Iterable[str]) -> frozenset[str]:
         """The queues among `queue_paths` where `user` has a limit of their own (not `*`): there

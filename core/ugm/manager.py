@@ -46,9 +46,8 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext
-from dataclasses import dataclass
 from itertools import chain
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from core.config.schema import PartitionConfig
 from core.objects.ask import UserGroup
@@ -66,9 +65,9 @@ _R = TypeVar("_R")
 _UNKNOWN = "\0unknown"  # an application id the user tracker does not know (never a group name)
 
 
-@dataclass(frozen=True, slots=True)
-class _Pinned:
-    """The trackers one update works on, pinned in step 1."""
+class _Pinned(NamedTuple):
+    """The trackers one update works on, pinned in step 1 (a named tuple: one per limited
+    placement)."""
 
     user: UserTracker
     group: GroupTracker | None
@@ -120,7 +119,7 @@ class UserGroupManager:
             except QueuePathError:
                 return True
             with self._lock:
-                known = self._limited[queue_path] = self._table.limits_any(path for _, path in levels)
+                known = self._limited[queue_path] = self._table.limits_on(levels)
         return known
 
     def defer_increase(self, queue_path: str, application_id: str, usage: Mapping[str, int], user: UserGroup) -> None:
@@ -311,7 +310,7 @@ class UserGroupManager:
                     group_name = table.resolve_group(queue_path, user.groups)
                 if group_name is not None:
                     group_tracker = self._groups.get(group_name) or GroupTracker(group_name, table, self._generation)
-                    exempt = table.named_user_paths(user.user, (path for _, path in levels))
+                    exempt = table.named_user_levels(user.user, levels)
                     with group_tracker.lock:
                         denial = group_tracker.check_increase(levels, application_id, usage, table, exempt)
         if denial is None:
@@ -441,10 +440,10 @@ class UserGroupManager:
             if (current != _UNKNOWN) != pinned.known or (pinned.known and current != pinned.group_name):
                 return None
             table = pinned.table
-            if not force and table.limits_any(path for _, path in levels):
+            if not force and table.limits_on(levels):
                 denial = user_tracker.check_increase(levels, application_id, usage, table)
                 if denial is None and group_tracker is not None:
-                    exempt = table.named_user_paths(user_tracker.name, (path for _, path in levels))
+                    exempt = table.named_user_levels(user_tracker.name, levels)
                     denial = group_tracker.check_increase(levels, application_id, usage, table, exempt)
                 if denial is not None:
                     return False

@@ -87,15 +87,18 @@ def check_increase(
     a lowered limit blocks more of that resource but not of others. Levels in `exempt` are
     not checked.
     """
-    trackers: list[QueueTracker | None] = []
+    trackers: list[QueueTracker | None] = [root]
     node: QueueTracker | None = root
-    for index, (name, _path) in enumerate(levels):
-        if index and node is not None:
-            node = node.children.get(name)
+    for name, _path in levels[1:]:
+        node = node.children.get(name) if node is not None else None
         trackers.append(node)
-    for (_name, path), tracker in zip(reversed(levels), reversed(trackers)):
-        if path in exempt:
+    index = len(levels)
+    while index:  # from the leaf up
+        index -= 1
+        path = levels[index][1]
+        if exempt and path in exempt:
             continue
+        tracker = trackers[index]
         limit = tracker.limit if tracker is not None else table.limit_for(kind, owner, path)
         if limit is NO_LIMIT:
             continue
@@ -104,12 +107,11 @@ def check_increase(
             running = tracker.running if tracker is not None else set()
             if application_id not in running and len(running) + 1 > limit.max_applications:
                 return applications_denial(kind, owner, path, limit.max_applications)
-        exceeded = [
-            key for key, cap in limit.resource_caps if usage.get(key, 0) > 0 and used.get(key, 0) + usage[key] > cap
-        ]
-        if exceeded:
-            maximum = dict(limit.resource_caps)
-            return resources_denial(kind, owner, path, used, usage, maximum, exceeded)
+        for key, cap in limit.resource_caps:
+            asked = usage.get(key, 0)
+            if asked > 0 and used.get(key, 0) + asked > cap:
+                caps = dict(limit.resource_caps)
+                return resources_denial(kind, owner, path, used, usage, caps, _exceeded(caps, used, usage))
     return None
 
 
@@ -167,6 +169,11 @@ def apply_limits(root: QueueTracker, table: LimitTable, kind: TrackingKind, owne
         limit = table.limit_for(kind, owner, node.path)
         if node.limit != limit:
             node.limit = limit
+
+
+def _exceeded(caps: Mapping[str, int], used: Mapping[str, int], usage: Mapping[str, int]) -> list[str]:
+    """The resources whose cap the usage would pass, in the caps' order."""
+    return [key for key, cap in caps.items() if usage.get(key, 0) > 0 and used.get(key, 0) + usage[key] > cap]
 
 
 def _add(usage: dict[str, int], delta: Mapping[str, int]) -> None:
