@@ -11,8 +11,6 @@ recovery queue rather than being lost.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from core.elastic.spec import DEFAULT_QUOTA
 from core.events import APPLICATION, REQUEST, SchedulingEvent
 from core.gang import admission as gang
@@ -235,7 +233,7 @@ def _own_application(state: CoreState, ask: Ask) -> Ask:
     app = state.partition.applications.get(ask.application_id)
     if app is None or app.foreign_to(ask) is None:
         return ask
-    return replace(ask, application_id=f"{ask.application_id}@{ask.namespace}/{ask.user.user}")
+    return ask._replace(application_id=f"{ask.application_id}@{ask.namespace}/{ask.user.user}")
 
 
 def foreign_changed(state: CoreState, allocation: Allocation, sign: int) -> None:

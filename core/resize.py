@@ -10,8 +10,6 @@ something that happened, never refused, like recovery.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from core.lifecycle import foreign_changed
 from core.objects.ask import Allocation
 from core.resources import Resource
@@ -34,7 +32,7 @@ def resize(state: CoreState, key: str, resource: Resource) -> bool:
     allocation = state.allocations.get(key)
     if allocation is None or allocation.resource == resource or allocation.ask is None:
         return False
-    ask = replace(allocation.ask, resource=resource)
+    ask = allocation.ask._replace(resource=resource)
     resized = allocation._replace(resource=resource, ask=ask)
     _move_on_node(state, allocation, resized)
     app = state.partition.applications.get(allocation.application_id)

@@ -17,6 +17,7 @@ from core.objects.ask import (
     DEFAULT_USER,
     FOREIGN_DEFAULT,
     FOREIGN_STATIC,
+    NO_USER,
     TAG_GUARANTEED,
     TAG_MAX_APPS,
     TAG_NAMESPACE,
@@ -89,7 +90,6 @@ ANNOTATION_NON_PREEMPTIBLE_USED = KOORD_PREFIX + "non-preemptible-used"
 shared_resource: Interner[Resource] = Interner()
 shared_constraints: Interner[NodeConstraints] = Interner()
 shared_user: Interner[UserGroup] = Interner()
-NO_USER_INFO = UserGroup()
 
 
 def is_herder_pod(pod: Mapping[str, Any], scheduler_name: str) -> bool:
@@ -127,7 +127,7 @@ def queue_name(pod: Mapping[str, Any]) -> str | None:
 def user_info(pod: Mapping[str, Any]) -> UserGroup:
     raw = annotations_of(pod).get(ANNOTATION_USER_INFO)
     if raw is None:
-        return NO_USER_INFO
+        return NO_USER
     where = f"pod {object_name(pod)} annotation {ANNOTATION_USER_INFO}"
     data = parse_json(raw, where)
     if not isinstance(data, Mapping):
@@ -285,7 +285,7 @@ def pod_to_ask(
         user = user_info(pod)
     except ConversionError as err:
         problems.append(str(err))
-        user = NO_USER_INFO
+        user = NO_USER
     try:
         priority = _priority(pod)
     except ConversionError as err:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Container
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from core.gang.spec import GangSpec, TaskGroup
 from core.objects.ask import Allocation, Ask
@@ -177,8 +177,7 @@ def placeholder_ask(originator: Ask, spec: GangSpec, group: TaskGroup, taken: Co
         if key not in taken:
             break
         index += 1
-    return replace(
-        originator,
+    return originator._replace(
         key=key,
         name=key,
         resource=group.min_resource,

@@ -55,7 +55,7 @@ class Cluster:
             for j in range(max(count + extra, 1)):
                 name = f"{app}-t{i}-{j}"
                 ask = self.world.ask(name, app=app, queue=queue, cpu=cpu)
-                ask = replace(ask, task_group=f"t{i}", gang=replace(spec, originator=name) if first else None)
+                ask = ask._replace(task_group=f"t{i}", gang=replace(spec, originator=name) if first else None)
                 first = False
                 self.world.sched.add_ask(ask)
                 self.real.append(name)

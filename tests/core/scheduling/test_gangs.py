@@ -52,7 +52,7 @@ def gang_pods(
         for i in range(count):
             name = f"{app}-{group}-{i}"
             ask = world.ask(name, app=app, cpu=cpu, queue=kw.get("queue", "root.a"), **_rest(kw))
-            ask = replace(ask, task_group=group, gang=replace(definition, originator=name) if not names else None)
+            ask = ask._replace(task_group=group, gang=replace(definition, originator=name) if not names else None)
             world.asks[name] = ask
             world.sched.add_ask(ask)
             names.append(name)
@@ -273,9 +273,9 @@ def test_a_pod_naming_an_unknown_group_waits_with_the_reason_and_others_run() ->
     world = World(QUEUES)
     world.node("n1", cpu=4)
     gang_pods(world, "job", spec(("w", 1, 1)), {"w": 1})
-    stray = replace(world.ask("stray", app="job", queue="root.a"), task_group="driver")
+    stray = world.ask("stray", app="job", queue="root.a")._replace(task_group="driver")
     world.sched.add_ask(stray)
-    orphan = replace(world.ask("orphan", app="nodef", queue="root.a"), task_group="w")
+    orphan = world.ask("orphan", app="nodef", queue="root.a")._replace(task_group="w")
     world.sched.add_ask(orphan)
     world.schedule()
     assert "names task group 'driver', which application job does not define" in (world.reason("stray") or "")
@@ -296,7 +296,7 @@ def _recovered_placeholders(template: Ask, count: int, node: str) -> list[Alloca
 def test_recovered_placeholders_are_adopted_not_duplicated() -> None:
     world = World(QUEUES)
     world.node("n1", cpu=4)
-    template = replace(world.ask("job-w-0", app="job", queue="root.a"), task_group="w", gang=spec(("w", 4, 1)))
+    template = world.ask("job-w-0", app="job", queue="root.a")._replace(task_group="w", gang=spec(("w", 4, 1)))
     recovered = _recovered_placeholders(template, 3, "n1")
     for allocation in recovered:
         world.sched.add_allocation(allocation)
