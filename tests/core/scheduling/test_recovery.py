@@ -172,7 +172,6 @@ def test_a_running_pod_with_another_users_application_id_counts_in_its_own_appli
 
 
 def test_a_recovered_allocation_keeps_every_field_but_the_three_recovery_sets() -> None:
-
     from core.objects.ask import Allocation, Ask
     from core.objects.pod_rules import PodRules
     from core.objects.volumes import VolumePlan
@@ -203,7 +202,6 @@ def test_a_recovered_allocation_keeps_every_field_but_the_three_recovery_sets() 
 
 
 def test_an_ask_copied_for_a_replica_differs_only_in_key_name_and_creation_time() -> None:
-
     from core.objects.ask import Ask, UserGroup
     from core.objects.constraints import NodeConstraints
     from core.resources import Resource
