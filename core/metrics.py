@@ -8,6 +8,7 @@ and a bounded window of raw samples for exact recent quantiles.
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -31,10 +32,9 @@ class Histogram:
             self.count += 1
             self.sum += value
             self._samples.append(value)
-            for i, bound in enumerate(self.buckets):
-                if value <= bound:
-                    self.bucket_counts[i] += 1
-                    break
+            index = bisect_left(self.buckets, value)  # the first bound >= value
+            if index < len(self.bucket_counts):
+                self.bucket_counts[index] += 1
 
     def cumulative(self) -> list[tuple[float, int]]:
         """(upper bound, observations <= bound) pairs, as Prometheus exposes them."""
