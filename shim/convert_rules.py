@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from core.kept import KeptTable
 from core.objects.constraints import NodeSelectorTerm
 from core.objects.pod_rules import (
     HONOR,
@@ -260,20 +261,17 @@ def pod_rules(pod: Mapping[str, Any], namespace: Mapping[str, Any] | None) -> Po
 # share one PodRules (kept, like every long-lived object, out of each pod's own memory and out of
 # the cyclic collector's walks). Keyed by the namespace labels' identity: an entry keeps its
 # mapping alive, so the id is not reused while the entry is here.
-_LABELS_ONLY_KEPT = 4096
-_labels_only_seen: dict[tuple[str, tuple[tuple[str, str], ...], int], PodRules] = {}
+_labels_only_seen: KeptTable[tuple[str, tuple[tuple[str, str], ...], int], PodRules] = KeptTable(4096)
 
 
 def _labels_only(namespace: str, labels: Mapping[str, str], namespace_labels: Mapping[str, str]) -> PodRules:
     key = (namespace, tuple(labels.items()), id(namespace_labels))
     found = _labels_only_seen.get(key)
-    if found is not None:
-        return found
-    if len(_labels_only_seen) >= _LABELS_ONLY_KEPT:
-        _labels_only_seen.clear()
-    rules = PodRules(namespace=namespace, labels=labels, namespace_labels=namespace_labels)
-    _labels_only_seen[key] = rules
-    return rules
+    if found is None:
+        found = _labels_only_seen.keep(
+            key, PodRules(namespace=namespace, labels=labels, namespace_labels=namespace_labels)
+        )
+    return found
 
 
 def pod_rules_or_problem(pod: Mapping[str, Any], namespace: Mapping[str, Any] | None) -> tuple[PodRules, str | None]:

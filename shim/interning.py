@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
+from core.kept import KeptTable
+
 _T = TypeVar("_T", bound=Hashable)
 
 LIMIT = 4096  # distinct values kept; past that the table starts again (values stay correct)
@@ -21,17 +23,11 @@ class Interner(Generic[_T]):
     """`intern(value)` is an equal value, the same object for every equal value seen lately."""
 
     def __init__(self, limit: int = LIMIT) -> None:
-        self._values: dict[_T, _T] = {}
-        self._limit = limit
+        self._values: KeptTable[_T, _T] = KeptTable(limit)
 
     def __call__(self, value: _T) -> _T:
         found = self._values.get(value)
-        if found is not None:
-            return found
-        if len(self._values) >= self._limit:
-            self._values.clear()
-        self._values[value] = value
-        return value
+        return found if found is not None else self._values.keep(value, value)
 
     def __len__(self) -> int:
         return len(self._values)

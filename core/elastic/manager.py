@@ -13,6 +13,7 @@ from core.elastic.shares import QuotaTree
 from core.elastic.spec import DEFAULT_QUOTA, ROOT_QUOTA, SYSTEM_QUOTA, ElasticQuotaSpec
 from core.elastic.validation import validate_pod_labels, validate_quota_change, validate_quota_deletion
 from core.elastic.victims import NodeSlot, PreemptionPlan, RunningPod, plan_preemption, recycle_cut
+from core.kept import KeptTable
 from core.resources import Resource, format_amounts
 
 __all__ = [
@@ -48,9 +49,6 @@ class Victim:
     key: str
     quota: str
     reason: str
-
-
-_SHAPES_KEPT = 4096  # distinct pod shapes shared; past that the table starts again
 
 
 class _Pod(NamedTuple):
@@ -135,7 +133,7 @@ class ElasticQuotaManager:
         self._groups: dict[str, ElasticQuotaSpec] = {}  # objects standing for the system and default groups
         self._tree = QuotaTree(self._settings.min_scaling)
         self._requests: dict[str, _Pod] = {}
-        self._shapes: dict[_Pod, _Pod] = {}  # one _Pod per (quota, request, preemptible): few, shared by pods
+        self._shapes: KeptTable[_Pod, _Pod] = KeptTable(4096)  # one _Pod per (quota, request, preemptible)
         self._requested: dict[str, _UsageSum] = {}  # pending and running pods' requests per quota
         self._pod_count: dict[str, int] = {}  # pods (pending or running) per quota, kept as they come and go
         self._running: dict[str, tuple[_Pod, int, float]] = {}  # the pod, its priority and start time
@@ -252,12 +250,7 @@ class ElasticQuotaManager:
     def _shape(self, quota: str, resource: Resource, preemptible: bool) -> _Pod:
         pod = _Pod(quota, resource, preemptible)
         shared = self._shapes.get(pod)
-        if shared is not None:
-            return shared
-        if len(self._shapes) >= _SHAPES_KEPT:
-            self._shapes.clear()
-        self._shapes[pod] = pod
-        return pod
+        return shared if shared is not None else self._shapes.keep(pod, pod)
 
     def remove_request(self, key: str) -> None:
         with self._lock:

@@ -15,6 +15,7 @@ from bisect import bisect_left, insort
 from collections.abc import Iterator, Mapping
 
 from core.config.schema import APPLICATION_SORT_POLICY, APPLICATION_SORT_PRIORITY, ChildTemplate, Limit
+from core.kept import KeptTable
 from core.objects.application import Application
 from core.objects.application_order import ApplicationOrder
 from core.objects.leaf_waits import LeafWaits
@@ -350,7 +351,9 @@ class Queue:
 
 # (cluster, guaranteed, max, what each resource's share is taken of)
 _Bases = tuple[Mapping[str, int], "Resource | None", "Resource | None", dict[str, int]]
-_cluster_bases: dict[int, _Bases] = {}  # by the cluster's id, for queues without guaranteed or max
+# by the cluster's id, for queues without guaranteed or max (the cluster's size changes as nodes
+# come and go: the last few are kept)
+_cluster_bases: KeptTable[int, _Bases] = KeptTable(8)
 
 
 def _bases_for(cluster: Mapping[str, int], guaranteed: Resource | None, maximum: Resource | None) -> _Bases:
@@ -364,7 +367,5 @@ def _bases_for(cluster: Mapping[str, int], guaranteed: Resource | None, maximum:
     per_key = {key: base_map.get(key) or cluster.get(key) or 0 for key in (*cluster, *base_map)}
     bases = (cluster, guaranteed, maximum, per_key)
     if guaranteed is None and maximum is None:
-        if len(_cluster_bases) >= 8:  # the cluster's size changes as nodes come and go
-            _cluster_bases.clear()
-        _cluster_bases[id(cluster)] = bases  # holds the cluster: its id is not reused while here
+        _cluster_bases.keep(id(cluster), bases)  # holds the cluster: its id is not reused while here
     return bases

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from core.config.schema import ROOT, Limit, PartitionConfig, QueueConfig
+from core.kept import KeptTable
 from core.resources import Resource
 
 WILDCARD = "*"
@@ -60,7 +61,7 @@ class QueueLimits:
 
 
 EMPTY_QUEUE_LIMITS = QueueLimits()
-_ANSWERS_KEPT = 65536  # per-path answers a table keeps; past that it starts again
+_ANSWERS_KEPT = 65536  # per-path answers a table keeps
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +71,12 @@ class LimitTable:
     queues: Mapping[str, QueueLimits] = field(default_factory=dict)
     # Answers per queue path (and user), read on every limited placement; the table never
     # changes, so they hold for its life.
-    _limited_paths: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
-    _named_paths: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
+    _limited_paths: KeptTable[str, bool] = field(
+        default_factory=lambda: KeptTable(_ANSWERS_KEPT), compare=False, repr=False
+    )
+    _named_paths: KeptTable[tuple[str, str], frozenset[str]] = field(
+        default_factory=lambda: KeptTable(_ANSWERS_KEPT), compare=False, repr=False
+    )
 
     @staticmethod
     def from_partition(partition: PartitionConfig) -> LimitTable:
@@ -116,9 +121,7 @@ class LimitTable:
         leaf = levels[-1][1]
         found = self._limited_paths.get(leaf)
         if found is None:
-            if len(self._limited_paths) >= _ANSWERS_KEPT:
-                self._limited_paths.clear()
-            found = self._limited_paths[leaf] = self.limits_any(path for _, path in levels)
+            found = self._limited_paths.keep(leaf, self.limits_any(path for _, path in levels))
         return found
 
     def named_user_levels(self, user: str, levels: tuple[tuple[str, str], ...]) -> frozenset[str]:
@@ -126,9 +129,7 @@ class LimitTable:
         key = (user, levels[-1][1])
         found = self._named_paths.get(key)
         if found is None:
-            if len(self._named_paths) >= _ANSWERS_KEPT:
-                self._named_paths.clear()
-            found = self._named_paths[key] = self.named_user_paths(user, (path for _, path in levels))
+            found = self._named_paths.keep(key, self.named_user_paths(user, (path for _, path in levels)))
         return found
 
     def named_user_paths(self, user: str, queue_paths: Iterable[str]) -> frozenset[str]:
