@@ -86,7 +86,6 @@ class UserGroupManager:
         self._groups: dict[str, GroupTracker] = {}
         self._table = LimitTable()
         self._generation = 0
-        self._limited: dict[str, bool] = {}  # per queue path: whether any level has a limit (this table)
         self._deferred: dict[tuple[str, str], DeferredOps] = {}  # per (queue path, application)
 
     # configuration
@@ -100,7 +99,6 @@ class UserGroupManager:
                 return
             self._generation += 1
             self._table = table
-            self._limited = {}
             for tracker in chain(self._users.values(), self._groups.values()):
                 with tracker.lock:
                     tracker.apply_limits(table, self._generation)
@@ -110,17 +108,14 @@ class UserGroupManager:
     def limits_apply(self, queue_path: str) -> bool:
         """Whether any queue on the path, root included, has a limit of any user or group (an
         invalid path counts as limited: the full increase reports it)."""
-        known = self._limited.get(queue_path)
-        if known is None:
-            if not self._table.queues:
-                return False  # no limit anywhere (a malformed path is reported when usage is applied)
-            try:
-                levels = path_levels(queue_path)
-            except QueuePathError:
-                return True
-            with self._lock:
-                known = self._limited[queue_path] = self._table.limits_on(levels)
-        return known
+        table = self._table
+        if not table.queues:
+            return False  # no limit anywhere (a malformed path is reported when usage is applied)
+        try:
+            levels = path_levels(queue_path)
+        except QueuePathError:
+            return True
+        return table.limits_on(levels)  # kept per path by the table
 
     def defer_increase(self, queue_path: str, application_id: str, usage: Mapping[str, int], user: UserGroup) -> None:
         """Track a placed pod's usage on a path where `limits_apply` is False (so no limit can
@@ -180,9 +175,7 @@ class UserGroupManager:
         touched: dict[int, Tracker],
     ) -> None:
         """`increase_tracked_resource(force=True)` with the manager lock held."""
-        user_tracker = self._users.get(user.user)
-        if user_tracker is None:
-            user_tracker = self._users[user.user] = UserTracker(user.user, table, self._generation)
+        user_tracker = self._user_tracker(user.user)
         touched[id(user_tracker)] = user_tracker
         with user_tracker.lock:
             group_name = user_tracker.app_groups.get(application_id, _UNKNOWN)
@@ -190,9 +183,7 @@ class UserGroupManager:
                 group_name = table.resolve_group(queue_path, user.groups)
             group_tracker = None
             if group_name is not None:
-                group_tracker = self._groups.get(group_name)
-                if group_tracker is None:
-                    group_tracker = self._groups[group_name] = GroupTracker(group_name, table, self._generation)
+                group_tracker = self._group_tracker(group_name)
                 touched[id(group_tracker)] = group_tracker
             with group_tracker.lock if group_tracker is not None else nullcontext():
                 _record_increase(user_tracker, group_tracker, group_name, levels, application_id, usage, table)
@@ -391,39 +382,44 @@ class UserGroupManager:
     def _pin(self, user: UserGroup, application_id: str, queue_path: str, create: bool) -> _Pinned | None:
         """Step 1: find (or create) and pin the user's tracker and the application's group's."""
         with self._lock:
-            table, generation = self._table, self._generation
-            user_tracker = self._users.get(user.user)
-            if user_tracker is None:
-                if not create:
-                    return None
-                user_tracker = self._users[user.user] = UserTracker(user.user, table, generation)
+            if not create and user.user not in self._users:
+                return None
+            user_tracker = self._user_tracker(user.user)
             with user_tracker.lock:
                 known_group = user_tracker.app_groups.get(application_id, _UNKNOWN)
             known = known_group != _UNKNOWN
             if not known and not create:
                 return None
-            group_name = known_group if known else table.resolve_group(queue_path, user.groups)
+            group_name = known_group if known else self._table.resolve_group(queue_path, user.groups)
             group_tracker = None
             if group_name is not None:
-                group_tracker = self._groups.get(group_name)
-                if group_tracker is None:
-                    group_tracker = self._groups[group_name] = GroupTracker(group_name, table, generation)
+                group_tracker = self._group_tracker(group_name)
                 group_tracker.pins += 1
             user_tracker.pins += 1
-            return _Pinned(user_tracker, group_tracker, group_name, known, table, generation)
+            return _Pinned(user_tracker, group_tracker, group_name, known, self._table, self._generation)
+
+    def _user_tracker(self, name: str) -> UserTracker:
+        """The user's tracker, made when there is none (the manager lock is held)."""
+        tracker = self._users.get(name)
+        if tracker is None:
+            tracker = self._users[name] = UserTracker(name, self._table, self._generation)
+        return tracker
+
+    def _group_tracker(self, name: str) -> GroupTracker:
+        """The group's tracker, made when there is none (the manager lock is held)."""
+        tracker = self._groups.get(name)
+        if tracker is None:
+            tracker = self._groups[name] = GroupTracker(name, self._table, self._generation)
+        return tracker
 
     def _unpin(self, pinned: _Pinned) -> None:
         """Step 3: release the pins; drop trackers nothing uses any more."""
         with self._lock:
-            self._release(pinned.user, self._users)
+            pinned.user.pins -= 1
+            self._release_unused(pinned.user)
             if pinned.group is not None:
-                self._release(pinned.group, self._groups)
-
-    @staticmethod
-    def _release(tracker: _T, trackers: dict[str, _T]) -> None:
-        tracker.pins -= 1
-        if tracker.pins == 0 and tracker.is_unused() and trackers.get(tracker.name) is tracker:
-            del trackers[tracker.name]
+                pinned.group.pins -= 1
+                self._release_unused(pinned.group)
 
     @staticmethod
     def _increase_pinned(
