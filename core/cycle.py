@@ -346,14 +346,12 @@ def _commit(
         unmark(state.refusal_marks, ask.key)
     if first:
         leaf.add_running_app()
-    order = leaf.order
     if app_order_depends_on_usage(leaf):
         leaf.order = None
-    elif order is not None and (
+    elif leaf.order is not None and (
         not app.asks or (leaf.app_sort_priority and app.top_priority(state.version) != ask.priority)
     ):
-        order.suspect(app)
-        order.stale = True
+        leaf.reorder(app)
     if not app.asks:
         leaf.pending_apps.pop(app.app_id, None)
     _advance_state(state, app, first, now)
