@@ -332,7 +332,7 @@ class Queue:
         """How much of its due this queue uses: the dominant share over guaranteed (or max,
         or the cluster when neither is set). Used to order queues fairly."""
         bases = self._bases
-        guaranteed, maximum = self.guaranteed or None, self.max or None  # an empty one is none
+        guaranteed, maximum = self.guaranteed, self.max
         if bases is None or bases[0] is not cluster or bases[1] is not guaranteed or bases[2] is not maximum:
             bases = self._bases = _bases_for(cluster, guaranteed, maximum)
         elif self._share is not None:
@@ -358,7 +358,8 @@ _cluster_bases: KeptTable[int, _Bases] = KeptTable(8)
 
 def _bases_for(cluster: Mapping[str, int], guaranteed: Resource | None, maximum: Resource | None) -> _Bases:
     """What each resource's share is taken of: guaranteed, else max, else the cluster (a
-    resource the chosen one does not name, or names as zero, from the cluster)."""
+    resource the chosen one does not name, or names as zero, from the cluster). An empty
+    guaranteed or max counts as none but gets a tuple of its own (its identity is checked)."""
     if guaranteed is None and maximum is None:
         shared = _cluster_bases.get(id(cluster))
         if shared is not None and shared[0] is cluster:
