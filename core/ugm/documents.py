@@ -4,7 +4,7 @@ Documents use current YuniKorn's field names (`userName` + `groups` {appID: grou
 `groupName` + `applications`, and `queues` as a tree of `queuePath`, `resourceUsage`,
 `runningApplications`, `maxResources`, `maxApplications`, `children`); every key is always
 present, resources are maps of names to integers. Builders here read a tracker's tree; the
-manager calls them under that tracker's lock.
+manager calls them under its lock.
 """
 
 from __future__ import annotations

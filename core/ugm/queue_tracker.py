@@ -6,7 +6,7 @@ and pruned by the decrease that empties them. Each level keeps its usage, the id
 applications running at or below it, and the owner's limit there, set from the `LimitTable`
 when the level is created and re-set on a configuration change.
 
-A tree belongs to exactly one user or group tracker and is only touched under that tracker's
+A tree belongs to exactly one user or group tracker and is only touched under the manager's
 lock, so it has no lock of its own.
 """
 

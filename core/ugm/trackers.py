@@ -6,15 +6,11 @@ never changes while the application runs. A `GroupTracker` is a group's usage tr
 applications (and their users) counted against it. The `*` group has one tracker, shared by
 everyone resolved to the wildcard group limit: that is what makes it cumulative.
 
-Each tracker has one lock guarding its tree and maps. `pins` counts operations of the manager
-that have resolved the tracker from the manager's maps and not yet finished with it; only the
-manager changes it, under the manager's lock, and a pinned tracker is never removed from the
-maps. `generation` is the limit-table generation last applied to the tree.
+Trackers have no lock of their own: the manager changes and reads them only under its lock.
 """
 
 from __future__ import annotations
 
-import threading
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 
@@ -32,17 +28,14 @@ from core.ugm.queue_tracker import (
 
 
 class Tracker(ABC):
-    """What user and group trackers share: a name, a usage tree, a lock and the pins."""
+    """What user and group trackers share: a name and a usage tree."""
 
     kind: TrackingKind
 
-    __slots__ = ("generation", "lock", "name", "pins", "queues")
+    __slots__ = ("name", "queues")
 
-    def __init__(self, name: str, table: LimitTable, generation: int) -> None:
+    def __init__(self, name: str, table: LimitTable) -> None:
         self.name = name
-        self.lock = threading.Lock()
-        self.pins = 0
-        self.generation = generation
         self.queues: QueueTracker = new_root(table, self.kind, name)
 
     def check_increase(
@@ -63,10 +56,9 @@ class Tracker(ABC):
     def decrease(self, levels: Levels, application_id: str, usage: Mapping[str, int], remove_app: bool) -> None:
         apply_decrease(self.queues, levels, application_id, usage, remove_app, self.name)
 
-    def apply_limits(self, table: LimitTable, generation: int) -> None:
-        """Re-read every level's limit from the table; the caller holds this tracker's lock."""
+    def apply_limits(self, table: LimitTable) -> None:
+        """Re-read every level's limit from the table."""
         apply_limits(self.queues, table, self.kind, self.name)
-        self.generation = generation
 
     @abstractmethod
     def is_unused(self) -> bool:
@@ -78,8 +70,8 @@ class UserTracker(Tracker):
 
     __slots__ = ("app_groups",)
 
-    def __init__(self, name: str, table: LimitTable, generation: int) -> None:
-        super().__init__(name, table, generation)
+    def __init__(self, name: str, table: LimitTable) -> None:
+        super().__init__(name, table)
         self.app_groups: dict[str, str | None] = {}
 
     def is_unused(self) -> bool:
@@ -91,8 +83,8 @@ class GroupTracker(Tracker):
 
     __slots__ = ("applications",)
 
-    def __init__(self, name: str, table: LimitTable, generation: int) -> None:
-        super().__init__(name, table, generation)
+    def __init__(self, name: str, table: LimitTable) -> None:
+        super().__init__(name, table)
         self.applications: dict[str, str] = {}  # application id -> user
 
     def is_unused(self) -> bool:

@@ -10,6 +10,7 @@ import pytest
 
 from core.objects.ask import UserGroup
 from core.ugm import UserGroupManager
+from core.ugm.trackers import UserTracker
 from tests.core.ugm.worlds import (
     cores,
     limit,
@@ -56,73 +57,87 @@ def run_threads(work: Callable[[int], None]) -> None:
         raise errors[0]
 
 
-def test_decrease_emptying_a_tracker_that_an_increase_already_resolved_loses_nothing(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Seed 000's race, forced: an increase has found joe's (and dev's) tracker in the maps and
-    waits to lock it; meanwhile a decrease removes joe's last usage. The increase must land in
-    trackers that are still the ones the manager shows."""
-    ugm = manager(queue("root", queue("team", limits=(limit(groups=("dev",), vcore=100),))))
-    joe = who("joe", "dev")
-    assert ugm.increase_tracked_resource("root.team", "app-1", cores(1), joe)
-    resolved, resume = threading.Event(), threading.Event()
-    original = UserGroupManager._increase_pinned
-
-    def paused(*args: object, **kwargs: object) -> object:
-        resolved.set()
-        assert resume.wait(10)
-        return original(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(UserGroupManager, "_increase_pinned", staticmethod(paused))
-    results: list[bool] = []
-    increase = threading.Thread(
-        target=lambda: results.append(ugm.increase_tracked_resource("root.team", "app-2", cores(2), joe))
-    )
-    increase.start()
-    assert resolved.wait(10)
-    ugm.decrease_tracked_resource("root.team", "app-1", cores(1), joe, remove_app=True)
-    resume.set()
-    increase.join(10)
-    assert results == [True]
-    for document in (ugm.user_document("joe"), ugm.group_document("dev")):
-        assert running_at(document, "root.team") == ["app-2"]
-        assert usage_at(document, "root.team") == {"vcore": 2000}
-
-
-def test_increase_resolved_before_a_config_change_is_checked_against_the_new_limits(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """An increase that found its trackers under the old limits and waits to lock them while
-    the configuration changes must not be judged by the old limits: the change is one step."""
-    ugm = manager(queue("root", queue("team"), queue("lab")))
-    ann = who("ann")
-    assert ugm.increase_tracked_resource("root.team", "app-1", cores(2), ann)
-    resolved, resume = threading.Event(), threading.Event()
-    original = UserGroupManager._increase_pinned
+def paused_at_first_call(
+    monkeypatch: pytest.MonkeyPatch, owner: type, name: str
+) -> tuple[threading.Event, threading.Event]:
+    """Make the first call of `owner.name` stop until `resume` is set, after setting `reached`."""
+    reached, resume = threading.Event(), threading.Event()
+    original = getattr(owner, name)
     calls = 0
 
     def paused(*args: object, **kwargs: object) -> object:
         nonlocal calls
         calls += 1
         if calls == 1:
-            resolved.set()
+            reached.set()
             assert resume.wait(10)
-        return original(*args, **kwargs)  # type: ignore[arg-type]
+        return original(*args, **kwargs)
 
-    monkeypatch.setattr(UserGroupManager, "_increase_pinned", staticmethod(paused))
+    monkeypatch.setattr(owner, name, paused)
+    return reached, resume
+
+
+def test_decrease_emptying_a_tracker_that_an_increase_already_found_waits_and_loses_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Seed 000's race, forced: an increase has found joe's (and dev's) tracker and is about to
+    change it; meanwhile a decrease removes joe's last usage. The decrease waits for the
+    increase, and the increase lands in trackers that are still the ones the manager shows."""
+    ugm = manager(queue("root", queue("team", limits=(limit(groups=("dev",), vcore=100),))))
+    joe = who("joe", "dev")
+    assert ugm.increase_tracked_resource("root.team", "app-1", cores(1), joe)
+    reached, resume = paused_at_first_call(monkeypatch, UserTracker, "increase")
+    results: list[bool] = []
+    increase = threading.Thread(
+        target=lambda: results.append(ugm.increase_tracked_resource("root.team", "app-2", cores(2), joe))
+    )
+    increase.start()
+    assert reached.wait(10)
+    decrease = threading.Thread(
+        target=lambda: ugm.decrease_tracked_resource("root.team", "app-1", cores(1), joe, remove_app=True)
+    )
+    decrease.start()
+    decrease.join(0.2)
+    assert decrease.is_alive(), "the decrease changed joe's trackers while an increase was changing them"
+    resume.set()
+    increase.join(10)
+    decrease.join(10)
+    assert results == [True]
+    for document in (ugm.user_document("joe"), ugm.group_document("dev")):
+        assert running_at(document, "root.team") == ["app-2"]
+        assert usage_at(document, "root.team") == {"vcore": 2000}
+
+
+def test_config_change_waits_for_an_increase_being_checked_then_limits_the_levels_it_made(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An increase being checked while the configuration changes is judged by the limits it
+    started with, never by a mix: the change waits for it, then gives the level the increase
+    created its new limit."""
+    ugm = manager(queue("root", queue("team"), queue("lab")))
+    ann = who("ann")
+    assert ugm.increase_tracked_resource("root.team", "app-1", cores(2), ann)
+    ugm.update_config(partition(queue("root", queue("team"), queue("lab", limits=(limit(users=("*",), vcore=9),)))))
+    reached, resume = paused_at_first_call(monkeypatch, UserTracker, "check_increase")
     results: list[bool] = []
     increase = threading.Thread(
         target=lambda: results.append(ugm.increase_tracked_resource("root.lab", "app-2", cores(5), ann))
     )
     increase.start()
-    assert resolved.wait(10)
-    # The increase will create the user's root.lab level: it must get the new limit.
-    ugm.update_config(partition(queue("root", queue("team"), queue("lab", limits=(limit(users=("*",), vcore=3),)))))
+    assert reached.wait(10)
+    lowered = partition(queue("root", queue("team"), queue("lab", limits=(limit(users=("*",), vcore=3),))))
+    change = threading.Thread(target=lambda: ugm.update_config(lowered))
+    change.start()
+    change.join(0.2)
+    assert change.is_alive(), "the limits changed under an increase being checked"
     resume.set()
     increase.join(10)
-    assert results == [False]
-    assert usage_at(ugm.user_document("ann"), "root") == {"vcore": 2000}
-    assert usage_at(ugm.user_document("ann"), "root.lab") is None
+    change.join(10)
+    assert results == [True]  # 5 cores within the 9 in force when it was checked
+    document = ugm.user_document("ann")
+    assert usage_at(document, "root.lab") == {"vcore": 5000}
+    assert limits_at(document, "root.lab") == ({"vcore": 3000}, 0)
+    assert not ugm.increase_tracked_resource("root.lab", "app-2", cores(1), ann)  # the new limit holds
 
 
 def churn(ugm: UserGroupManager, users: list[UserGroup], paths: tuple[str, ...]) -> dict[int, list[str]]:
