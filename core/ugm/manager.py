@@ -24,6 +24,10 @@ summing consecutive ones that move usage the same way, and they are applied in o
 scheduling cycle. Tracking one pod then costs a dict update instead of walking two trees;
 every reader still sees every pod.
 
+On a limited path an application's pods after its second take a kept route through both trees
+(routes.py): the levels its earlier pods reached and the caps that bind them there. The route is
+forgotten when the application stops running and every route when the limits change.
+
 A configuration change builds the new limit table without the lock, then under it swaps the
 table in and re-applies it to every tracker, so no increase is ever checked against a mix of
 old and new limits.
@@ -44,6 +48,7 @@ from core.ugm.deferred import DECREASE, INCREASE, REMOVE_APP, DeferredOps, plain
 from core.ugm.documents import UsageSample, group_document, usage_samples, user_document
 from core.ugm.limits import LimitTable, TrackingKind
 from core.ugm.queue_tracker import Levels, QueuePathError, path_levels
+from core.ugm.routes import Route, route_of
 from core.ugm.trackers import GroupTracker, Tracker, UserTracker
 
 log = logging.getLogger(__name__)
@@ -60,6 +65,7 @@ class UserGroupManager:
         self._groups: dict[str, GroupTracker] = {}
         self._table = LimitTable()
         self._deferred: dict[tuple[str, str], DeferredOps] = {}  # per (queue path, application)
+        self._routes: dict[tuple[str, str], Route] = {}  # per (user, running application)
 
     # configuration
 
@@ -71,6 +77,7 @@ class UserGroupManager:
             if table == self._table:
                 return
             self._table = table
+            self._routes.clear()
             for tracker in chain(self._users.values(), self._groups.values()):
                 tracker.apply_limits(table)
 
@@ -182,10 +189,20 @@ class UserGroupManager:
     ) -> bool:
         """Check the limits (when `check`), then add the usage to the user's tree and the
         group's; the lock is held. False: a limit says no, nothing changed, and a tracker made
-        for this increase is dropped again."""
+        for this increase is dropped again. A running application's pods on a limited path take
+        the route its second pod left (routes.py): its caps, then an add at each level."""
+        route = self._routes.get((user.user, application_id))
+        if route is not None and route.path == queue_path:
+            if check and not route.fits(usage):
+                return False
+            route.add(usage)
+            if route.group is not None:
+                route.group.applications[application_id] = user.user
+            return True
         user_tracker = self._user_tracker(user.user)
         group_name = user_tracker.app_groups.get(application_id, _UNKNOWN)
-        if group_name == _UNKNOWN:
+        running = group_name != _UNKNOWN
+        if not running:
             group_name = table.resolve_group(queue_path, user.groups)
         group_tracker = self._group_tracker(group_name) if group_name is not None else None
         if check and table.limits_on(levels):
@@ -203,6 +220,8 @@ class UserGroupManager:
         if group_tracker is not None:
             group_tracker.increase(levels, application_id, usage, table)
             group_tracker.applications[application_id] = user_tracker.name
+        if check and running:  # a second pod on a limited path: the next ones take its way
+            self._routes[(user.user, application_id)] = route_of(queue_path, levels, user_tracker, group_tracker, table)
         return True
 
     def _decrease(
@@ -223,6 +242,7 @@ class UserGroupManager:
         if group_tracker is not None:
             group_tracker.decrease(levels, application_id, usage, remove_app)
         if remove_app:
+            self._routes.pop((user.user, application_id), None)
             del user_tracker.app_groups[application_id]
             if group_tracker is not None:
                 group_tracker.applications.pop(application_id, None)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core.resources import Resource
-from tests.core.ugm.worlds import cores, limit, limits_at, manager, queue, running_at, usage_at, who
+from tests.core.ugm.worlds import cores, limit, limits_at, manager, partition, queue, running_at, usage_at, who
 
 GIB = 2**30
 
@@ -227,3 +227,32 @@ def test_root_limits_win_over_partition_limits_when_both_are_given() -> None:
     assert ugm.increase_tracked_resource("root.team", "app-1", cores(1), who("ann"))
     assert ugm.increase_tracked_resource("root.team", "app-2", cores(1), who("ann"))
     assert not ugm.increase_tracked_resource("root.team", "app-3", cores(1), who("ann"))
+
+
+def test_a_running_applications_next_pods_meet_limits_changed_since_its_last() -> None:
+    """An application's later pods are checked along the way its earlier ones took: a limit
+    lowered or raised between them binds the next pod as it now reads."""
+    ugm = manager(queue("root", queue("team", limits=(limit(users=("*",), vcore=8),))))
+    ann = who("ann")
+    for _ in range(3):
+        assert ugm.increase_tracked_resource("root.team", "app-1", cores(1), ann)
+    ugm.update_config(partition(queue("root", queue("team", limits=(limit(users=("*",), vcore=3),)))))
+    assert not ugm.increase_tracked_resource("root.team", "app-1", cores(1), ann)
+    ugm.update_config(partition(queue("root", queue("team", limits=(limit(users=("*",), vcore=5),)))))
+    assert ugm.increase_tracked_resource("root.team", "app-1", cores(2), ann)
+    assert not ugm.increase_tracked_resource("root.team", "app-1", cores(1), ann)
+    assert usage_at(ugm.user_document("ann"), "root.team") == {"vcore": 5000}
+
+
+def test_an_application_that_stopped_and_starts_again_counts_as_a_new_running_application() -> None:
+    ugm = manager(queue("root", queue("team", limits=(limit(users=("*",), apps=1),))))
+    ann = who("ann")
+    for _ in range(2):
+        assert ugm.increase_tracked_resource("root.team", "app-1", cores(1), ann)
+    ugm.decrease_tracked_resource("root.team", "app-1", cores(1), ann, remove_app=False)
+    ugm.decrease_tracked_resource("root.team", "app-1", cores(1), ann, remove_app=True)
+    assert ugm.increase_tracked_resource("root.team", "app-2", cores(1), ann)
+    assert not ugm.increase_tracked_resource("root.team", "app-1", cores(1), ann)  # a second running app
+    ugm.decrease_tracked_resource("root.team", "app-2", cores(1), ann, remove_app=True)
+    assert ugm.increase_tracked_resource("root.team", "app-1", cores(1), ann)
+    assert running_at(ugm.user_document("ann"), "root.team") == ["app-1"]

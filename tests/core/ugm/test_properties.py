@@ -11,27 +11,30 @@ from hypothesis import strategies as st
 from core.objects.ask import UserGroup
 from core.resources import Resource
 from core.ugm import UserGroupManager
-from tests.core.ugm.worlds import limit, manager, queue, who
+from tests.core.ugm.worlds import limit, manager, partition, queue, who
 
 USERS = (who("ann", "dev"), who("bob", "dev", "qa"), who("cid"), who("dan", "qa", "ops"))
 LEAVES = ("root.a.x", "root.a.y", "root.b")
 APPS = tuple((f"app-{i}", USERS[i % len(USERS)], LEAVES[i % len(LEAVES)]) for i in range(7))
 
 
-def world() -> UserGroupManager:
-    return manager(
+def limited_tree(scale: int = 2) -> Any:
+    """Limits of users, named and `*` groups at every level; `scale` 2 is the usual one."""
+    return queue(
+        "root",
         queue(
-            "root",
-            queue(
-                "a",
-                queue("x", limits=(limit(users=("ann",), vcore=4), limit(users=("*",), apps=2))),
-                queue("y"),
-                limits=(limit(groups=("dev",), vcore=8), limit(groups=("*",), apps=2)),
-            ),
-            queue("b", limits=(limit(groups=("qa",), apps=1, memory=3),)),
-            limits=(limit(users=("*",), vcore=10, apps=3),),
-        )
+            "a",
+            queue("x", limits=(limit(users=("ann",), vcore=2 * scale), limit(users=("*",), apps=scale))),
+            queue("y"),
+            limits=(limit(groups=("dev",), vcore=4 * scale), limit(groups=("*",), apps=scale)),
+        ),
+        queue("b", limits=(limit(groups=("qa",), apps=1, memory=scale + 1),)),
+        limits=(limit(users=("*",), vcore=5 * scale, apps=scale + 1),),
     )
+
+
+def world() -> UserGroupManager:
+    return manager(limited_tree())
 
 
 allocate = st.tuples(
@@ -206,3 +209,42 @@ def test_deferring_where_no_limit_applies_tracks_what_tracking_each_pod_at_once_
     assert deferring.users_documents() == direct.users_documents() == []
     assert deferring.groups_documents() == direct.groups_documents() == []
     assert deferring.usage_samples() == []
+
+
+# Four applications (two users of dev, one of qa and ops, one in no group) so that each runs
+# several pods, sized so that a few of them reach a cap.
+judged_allocate = st.tuples(
+    st.just("allocate"),
+    st.integers(0, 3),
+    st.builds(lambda v, m: Resource({"vcore": v * 500, "memory": m}), st.integers(1, 6), st.integers(0, 2)),
+)
+reconfigure = st.tuples(st.just("limits"), st.integers(1, 3), st.just(Resource()))
+judged_steps = st.lists(st.one_of(judged_allocate, judged_allocate, release, reconfigure), max_size=60)
+
+
+@settings(max_examples=150, deadline=None)
+@given(judged_steps)
+def test_every_pod_of_a_running_application_is_judged_by_every_limit_in_force(
+    steps: list[tuple[str, int, Resource]],
+) -> None:
+    """An application's later pods take a kept way through its trackers: each increase must
+    still say exactly what a full check of every level says (`denial_reason`), under limits
+    that change between pods."""
+    ugm = world()
+    users: dict[str, UserGroup] = {app: user for app, user, _leaf in APPS}
+    leaves = {app: leaf for app, _user, leaf in APPS}
+    live: list[tuple[str, Resource]] = []
+    for kind, number, resource in steps:
+        if kind == "allocate":
+            app = APPS[number][0]
+            verdict = ugm.denial_reason(leaves[app], app, resource, users[app])
+            allowed = verdict.startswith("no limit of user")
+            assert ugm.increase_tracked_resource(leaves[app], app, resource, users[app]) == allowed, verdict
+            if allowed:
+                live.append((app, resource))
+        elif kind == "release" and live:
+            app, resource = live.pop(number % len(live))
+            last = all(other != app for other, _r in live)
+            ugm.decrease_tracked_resource(leaves[app], app, resource, users[app], remove_app=last)
+        elif kind == "limits":
+            ugm.update_config(partition(limited_tree(number)))
