@@ -1,11 +1,19 @@
 """`herder bench --leaves N`: what a decision costs with N leaf queues, against 10.
 
 Every namespace is its own leaf queue under root (placement rule `tag` on the namespace, the
-usual one-queue-per-team setup), with one application; 20,000 pods of 100m/128Mi are spread
-evenly over the queues (N = 10,000: two pods per queue) on 200 nodes of 64 cores, so every pod
-fits and the only difference between the two runs is the width of the tree. The figure is CPU
-time inside `schedule()` per placement. Each run is a fresh interpreter whose start-up state is
-frozen out of the cyclic collector after setup, as `herder run` does after its initial sync.
+usual one-queue-per-team setup); 20,000 pods of 100m/128Mi are spread evenly over the queues
+on 200 nodes of 64 cores, so every pod fits. The figure is CPU time inside `schedule()` per
+placement. Each run is a fresh interpreter whose start-up state is frozen out of the cyclic
+collector after setup, as `herder run` does after its initial sync.
+
+Two comparisons, because the width of the tree is not the only thing that differs:
+
+- one application per queue (N = 10,000: two pods per application, against 2,000 for 10
+  queues), so the wide run also pays for 9,990 more applications starting (their states,
+  events and user tracking);
+- the same N applications in both runs (for 10 queues, N / 10 applications in each), so the
+  difference is the tree's width, though the narrow run then orders 1,000 applications in
+  each of its queues.
 """
 
 from __future__ import annotations
@@ -27,13 +35,13 @@ PODS = 20000
 NODES = 200
 
 
-def _pod(index: int, namespace: str) -> dict[str, Any]:
+def _pod(index: int, namespace: str, application: str) -> dict[str, Any]:
     return {
         "metadata": {
             "name": f"p{index}",
             "namespace": namespace,
             "uid": f"uid-{index}",
-            "labels": {"applicationId": f"app-{namespace}"},
+            "labels": {"applicationId": application},
         },
         "spec": {
             "schedulerName": "herder",
@@ -42,8 +50,11 @@ def _pod(index: int, namespace: str) -> dict[str, Any]:
     }
 
 
-def run_leaves(leaves: int, pods: int = PODS, nodes: int = NODES, freeze: bool = True) -> dict[str, Any]:
-    """Place `pods` pods spread over `leaves` namespace queues; CPU per decision."""
+def run_leaves(
+    leaves: int, pods: int = PODS, nodes: int = NODES, freeze: bool = True, apps: int | None = None
+) -> dict[str, Any]:
+    """Place `pods` pods spread over `leaves` namespace queues, in one application per queue or
+    in `apps` applications spread over the queues; CPU per decision."""
     config = load_config(
         {
             "partitions": [
@@ -64,8 +75,10 @@ def run_leaves(leaves: int, pods: int = PODS, nodes: int = NODES, freeze: bool =
         scheduler.update_node(node_to_info(node), now=0.0)
     namespaces = {f"ns-{index}": {"metadata": {"name": f"ns-{index}"}} for index in range(leaves)}
     for index in range(pods):
-        name = f"ns-{index % leaves}"
-        scheduler.add_ask(pod_to_ask(_pod(index, name), namespaces[name]), now=0.0)
+        app = index % (apps or leaves)
+        name = f"ns-{app % leaves}"
+        application = f"app-{app}" if apps else f"app-{name}"
+        scheduler.add_ask(pod_to_ask(_pod(index, name, application), namespaces[name]), now=0.0)
     if freeze:
         freeze_long_lived()
     placed = 0
@@ -75,6 +88,7 @@ def run_leaves(leaves: int, pods: int = PODS, nodes: int = NODES, freeze: bool =
     cpu = time.process_time() - began
     return {
         "leaves": leaves,
+        "applications": apps or leaves,
         "pods": pods,
         "placed": placed,
         "cpu_seconds": round(cpu, 3),
@@ -82,8 +96,8 @@ def run_leaves(leaves: int, pods: int = PODS, nodes: int = NODES, freeze: bool =
     }
 
 
-def _isolated(leaves: int, pods: int) -> dict[str, Any]:
-    command = [sys.executable, "-m", __name__, str(leaves), str(pods)]
+def _isolated(leaves: int, pods: int, apps: int = 0) -> dict[str, Any]:
+    command = [sys.executable, "-m", __name__, str(leaves), str(pods), str(apps)]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"bench with {leaves} leaf queues failed: {done.stderr.strip()[-2000:]}")
@@ -92,26 +106,42 @@ def _isolated(leaves: int, pods: int) -> dict[str, Any]:
 
 
 def run_leaf_bench(leaves: int, pods: int = PODS, rounds: int = 2) -> dict[str, Any]:
-    """`leaves` queues against `BASELINE_LEAVES`, alternating, each `rounds` times; the best of each."""
-    wide: list[dict[str, Any]] = []
-    narrow: list[dict[str, Any]] = []
+    """`leaves` queues against `BASELINE_LEAVES`, alternating, each `rounds` times, with one
+    application per queue and with `leaves` applications in both; the best run of each."""
+    runs: dict[str, list[dict[str, Any]]] = {"wide": [], "narrow": [], "wide_same": [], "narrow_same": []}
     for _ in range(rounds):
-        narrow.append(_isolated(BASELINE_LEAVES, pods))
-        wide.append(_isolated(leaves, pods))
-    best_wide = min(wide, key=lambda run: float(run["us_per_decision"]))
-    best_narrow = min(narrow, key=lambda run: float(run["us_per_decision"]))
+        runs["narrow"].append(_isolated(BASELINE_LEAVES, pods))
+        runs["wide"].append(_isolated(leaves, pods))
+        runs["narrow_same"].append(_isolated(BASELINE_LEAVES, pods, leaves))
+        runs["wide_same"].append(_isolated(leaves, pods, leaves))
+    best = {
+        name: min(found, key=lambda run: float(run["us_per_decision"]))["us_per_decision"]
+        for name, found in runs.items()
+    }
     return {
         "leaves": leaves,
         "baseline_leaves": BASELINE_LEAVES,
         "pods": pods,
-        "us_per_decision": best_wide["us_per_decision"],
-        "baseline_us_per_decision": best_narrow["us_per_decision"],
-        "ratio": round(float(best_wide["us_per_decision"]) / float(best_narrow["us_per_decision"]), 2),
-        "runs_us": [run["us_per_decision"] for run in wide],
-        "baseline_runs_us": [run["us_per_decision"] for run in narrow],
+        "us_per_decision": best["wide"],
+        "baseline_us_per_decision": best["narrow"],
+        "ratio": _ratio(best["wide"], best["narrow"]),
+        "runs_us": [run["us_per_decision"] for run in runs["wide"]],
+        "baseline_runs_us": [run["us_per_decision"] for run in runs["narrow"]],
+        "same_applications": {
+            "applications": leaves,
+            "us_per_decision": best["wide_same"],
+            "baseline_us_per_decision": best["narrow_same"],
+            "ratio": _ratio(best["wide_same"], best["narrow_same"]),
+            "runs_us": [run["us_per_decision"] for run in runs["wide_same"]],
+            "baseline_runs_us": [run["us_per_decision"] for run in runs["narrow_same"]],
+        },
     }
+
+
+def _ratio(wide: float, narrow: float) -> float:
+    return round(float(wide) / float(narrow), 2)
 
 
 if __name__ == "__main__":
     collect_garbage_less_often()  # as `herder` does
-    print(json.dumps(run_leaves(int(sys.argv[1]), int(sys.argv[2]))))
+    print(json.dumps(run_leaves(int(sys.argv[1]), int(sys.argv[2]), apps=int(sys.argv[3]) or None)))

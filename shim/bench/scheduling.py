@@ -489,10 +489,16 @@ def _print_text(report: dict[str, Any]) -> None:
     if "leaves" in report:
         leaves = report["leaves"]
         print(
-            f"wide queue trees: {leaves['pods']:,} pods over {leaves['leaves']:,} leaf queues: "
+            f"wide queue trees: {leaves['pods']:,} pods over {leaves['leaves']:,} leaf queues, one application each: "
             f"{leaves['us_per_decision']:.1f} µs per decision, {leaves['ratio']:.2f}x the "
             f"{leaves['baseline_us_per_decision']:.1f} µs of {leaves['baseline_leaves']} leaf queues "
             f"(best of {len(leaves['runs_us'])} runs each; target <= 1.3x)"
+        )
+        same = leaves["same_applications"]
+        print(
+            f"  the same {same['applications']:,} applications in both: {same['us_per_decision']:.1f} µs per "
+            f"decision, {same['ratio']:.2f}x the {same['baseline_us_per_decision']:.1f} µs of "
+            f"{leaves['baseline_leaves']} leaf queues"
         )
     for part, title in (("emulator", "through the Kubernetes shim (emulator)"), ("soak", "binding soak (emulator)")):
         if part in report:

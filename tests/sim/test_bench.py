@@ -138,13 +138,18 @@ def test_leaf_bench_places_every_pod_over_many_queues_and_compares_with_ten(
     assert (leaves["leaves"], leaves["baseline_leaves"], leaves["pods"]) == (100, 10, 400)
     assert leaves["us_per_decision"] > 0 and leaves["baseline_us_per_decision"] > 0
     assert leaves["ratio"] == round(leaves["us_per_decision"] / leaves["baseline_us_per_decision"], 2)
+    same = leaves["same_applications"]
+    assert same["applications"] == 100 and len(same["runs_us"]) == len(same["baseline_runs_us"]) == 2
+    assert same["ratio"] == round(same["us_per_decision"] / same["baseline_us_per_decision"], 2)
 
 
 def test_a_leaf_queue_per_namespace_gets_its_pods() -> None:
     from shim.bench.queues import run_leaves
 
     run = run_leaves(50, pods=200, nodes=4, freeze=False)
-    assert run["placed"] == 200
+    assert (run["placed"], run["applications"]) == (200, 50)
+    spread = run_leaves(10, pods=200, nodes=4, freeze=False, apps=50)  # five applications a queue
+    assert (spread["placed"], spread["applications"]) == (200, 50)
 
 
 def test_node_affinity_on_every_pod_is_reported_with_the_memory_of_a_pending_pod(
