@@ -53,7 +53,7 @@ def _walk(state: CoreState, queue: Queue, now: float) -> Allocation | None:
         pending = [c for c in queue.children.values() if c.pending]
         children = order_queues(pending, state.partition.cluster_capacity, state.version)
     else:
-        children = queue.ordered_children(state.partition.cluster_capacity, state.version)
+        children = queue.ordered_children(state.partition.cluster_capacity)
     for child in children:
         if not child.pending:
             continue

@@ -226,12 +226,10 @@ class Partition:
             return
         quota = _resource_tag(tags, TAG_QUOTA)
         if quota is not None and quota != queue.max:
-            queue.max = quota
-            queue.share_moved()
+            queue.max = quota  # its parent's order moves it (Queue.max tells it)
         guaranteed = _resource_tag(tags, TAG_GUARANTEED)
         if guaranteed is not None and guaranteed != queue.guaranteed:
             queue.guaranteed = guaranteed
-            queue.share_moved()
         max_apps = tags.get(TAG_MAX_APPS)
         if max_apps is not None and max_apps.isdigit():
             queue.max_applications = int(max_apps)

@@ -35,7 +35,8 @@ class Queue:
         "_by_name",
         "_child_order",
         "_child_order_cluster",
-        "_child_order_version",
+        "_guaranteed",
+        "_max",
         "_moved_children",
         "_order_key",
         "_properties",
@@ -48,12 +49,10 @@ class Queue:
         "child_template",
         "children",
         "draining",
-        "guaranteed",
         "is_leaf",
         "leaf_by_default",
         "limits",
         "managed",
-        "max",
         "max_applications",
         "name",
         "order",
@@ -78,8 +77,8 @@ class Queue:
         self.managed = managed
         self.draining = False
         self.children: dict[str, Queue] = {}
-        self.max: Resource | None = None
-        self.guaranteed: Resource | None = None
+        self._max: Resource | None = None
+        self._guaranteed: Resource | None = None
         self.max_applications = 0
         self._properties: dict[str, str] = {}
         # (properties generation, sort policy, sort by priority), read on every decision
@@ -97,12 +96,11 @@ class Queue:
         # what each resource's share is taken of, for the cluster and the limits it was read with
         # (one tuple shared by every queue without guaranteed or max: `_cluster_bases`)
         self._bases: _Bases | None = None
-        # Parent only: every child in fair order, sorted at one change counter and repaired for
-        # the children whose share moved since (a placement moves one child per level).
+        # Parent only: every child in fair order, sorted once and repaired for the children whose
+        # share moved since (a placement moves one child per level).
         self._child_order: list[_Entry] | SortedBlocks | None = None
         self._by_name: list[Queue] | None = None
         self._child_order_cluster: Mapping[str, int] | None = None
-        self._child_order_version = -1
         self._moved_children: set[Queue] = set()
         self._order_key: _Entry | None = None  # this queue's entry in its parent's order
         self.pending: dict[str, int] = {}
@@ -133,6 +131,24 @@ class Queue:
             self._by_name = sorted(self.children.values(), key=lambda queue: queue.name)
         return self._by_name
 
+    @property
+    def max(self) -> Resource | None:
+        return self._max
+
+    @max.setter
+    def max(self, value: Resource | None) -> None:
+        self._max = value
+        self.share_moved()
+
+    @property
+    def guaranteed(self) -> Resource | None:
+        return self._guaranteed
+
+    @guaranteed.setter
+    def guaranteed(self, value: Resource | None) -> None:
+        self._guaranteed = value
+        self.share_moved()
+
     def share_moved(self) -> None:
         """This queue's usage share may have changed (usage or limits): its parent repairs its order."""
         self._share = None
@@ -148,28 +164,33 @@ class Queue:
             doc = self._usage_doc = {key: int(val) for key, val in sorted(self.allocated.items())}
         return doc
 
-    def ordered_children(self, cluster: Mapping[str, int], version: int) -> Iterator[Queue]:
+    def ordered_children(self, cluster: Mapping[str, int]) -> Iterator[Queue]:
         """Every child, the one using the smallest share of its due first, ties by name: the
-        order `policies.order_queues` gives, kept across decisions instead of sorted for each."""
+        order `policies.order_queues` gives, kept across decisions instead of sorted for each.
+
+        A share moves only with the child's usage, guaranteed or max (each tells the parent:
+        `share_moved`) or with the cluster's size (a new capacity map): the order is sorted
+        again only for a new cluster size or a child come or gone, so a change elsewhere in the
+        cluster (a node's labels, a pod added) leaves a parent of 10,000 children as it was."""
         order = self._child_order
-        if order is None or self._child_order_version != version or self._child_order_cluster is not cluster:
-            order = self._sort_children(cluster, version)
+        if order is None or self._child_order_cluster is not cluster:
+            order = self._sort_children(cluster)
         elif self._moved_children:
             for child in self._moved_children:
                 if not self._reposition(order, child, cluster):
-                    order = self._sort_children(cluster, version)
+                    order = self._sort_children(cluster)
                     break
         self._moved_children.clear()
         # Lazily: a decision usually stops at the first child; only this method changes `order`.
         return (entry[2] for entry in order)
 
-    def _sort_children(self, cluster: Mapping[str, int], version: int) -> list[_Entry] | SortedBlocks:
+    def _sort_children(self, cluster: Mapping[str, int]) -> list[_Entry] | SortedBlocks:
         entries = sorted((child.usage_share(cluster), child.name, child) for child in self.children.values())
         for entry in entries:
             entry[2]._order_key = entry
         # a plain list while moving one entry is cheap; blocks once shifting the list is not
         order = entries if len(entries) <= BLOCK else SortedBlocks(entries)
-        self._child_order, self._child_order_cluster, self._child_order_version = order, cluster, version
+        self._child_order, self._child_order_cluster = order, cluster
         return order
 
     def _reposition(self, order: list[_Entry] | SortedBlocks, child: Queue, cluster: Mapping[str, int]) -> bool:
@@ -293,7 +314,7 @@ class Queue:
         """The first queue, from this one up to root, whose max `request` would pass, and the
         resource it would pass; None when every max along the path holds it."""
         for queue in self.ancestry():
-            limit = queue.max
+            limit = queue._max
             if limit is None:
                 continue
             allocated = queue.allocated
@@ -332,7 +353,7 @@ class Queue:
         """How much of its due this queue uses: the dominant share over guaranteed (or max,
         or the cluster when neither is set). Used to order queues fairly."""
         bases = self._bases
-        guaranteed, maximum = self.guaranteed, self.max
+        guaranteed, maximum = self._guaranteed, self._max
         if bases is None or bases[0] is not cluster or bases[1] is not guaranteed or bases[2] is not maximum:
             bases = self._bases = _bases_for(cluster, guaranteed, maximum)
         elif self._share is not None:
