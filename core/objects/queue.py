@@ -165,13 +165,18 @@ class Queue:
         return doc
 
     def ordered_children(self, cluster: Mapping[str, int]) -> Iterator[Queue]:
-        """Every child, the one using the smallest share of its due first, ties by name: the
-        order `policies.order_queues` gives, kept across decisions instead of sorted for each.
+        """Every child with pending requests, the one using the smallest share of its due
+        first, ties by name: the order `policies.order_queues` gives them, kept across decisions
+        instead of sorted for each. Children with nothing pending are not in it, so a walk over
+        a parent of 10,000 children where one has a new pod finds it first, and one where none
+        has ends at once.
 
         A share moves only with the child's usage, guaranteed or max (each tells the parent:
-        `share_moved`) or with the cluster's size (a new capacity map): the order is sorted
-        again only for a new cluster size or a child come or gone, so a change elsewhere in the
-        cluster (a node's labels, a pod added) leaves a parent of 10,000 children as it was."""
+        `share_moved`) or with the cluster's size (a new capacity map), and a child enters or
+        leaves the order when it gets its first pending request or places or drops its last
+        (which tells the parent too): the order is sorted again only for a new cluster size or
+        a child come or gone, so a change elsewhere in the cluster (a node's labels, a pod of
+        another queue) leaves it as it was."""
         order = self._child_order
         if order is None or self._child_order_cluster is not cluster:
             order = self._sort_children(cluster)
@@ -185,29 +190,38 @@ class Queue:
         return (entry[2] for entry in order)
 
     def _sort_children(self, cluster: Mapping[str, int]) -> list[_Entry] | SortedBlocks:
-        entries = sorted((child.usage_share(cluster), child.name, child) for child in self.children.values())
+        children = self.children.values()
+        for child in children:
+            child._order_key = None
+        entries = sorted((child.usage_share(cluster), child.name, child) for child in children if child.pending)
         for entry in entries:
             entry[2]._order_key = entry
         # a plain list while moving one entry is cheap; blocks once shifting the list is not
-        order = entries if len(entries) <= BLOCK else SortedBlocks(entries)
+        order = entries if len(children) <= BLOCK else SortedBlocks(entries)
         self._child_order, self._child_order_cluster = order, cluster
         return order
 
     def _reposition(self, order: list[_Entry] | SortedBlocks, child: Queue, cluster: Mapping[str, int]) -> bool:
-        """Move one child to its place for its current share; False when it is not where its
-        last key says (the caller sorts again)."""
-        if child._order_key is None or self.children.get(child.name.lower()) is not child:
+        """Move one child to its place for its current share, put it in (first pending request)
+        or take it out (none left); False when it is not where its last key says (the caller
+        sorts again)."""
+        if self.children.get(child.name.lower()) is not child:
             return False
-        # Siblings' names are unique, so entries compare without a key function and never reach
-        # the queues themselves: the child's own entry is found by bisection. Whatever is taken
-        # out when it is not the child, the caller sorts every child again.
-        if isinstance(order, list):
-            index = bisect_left(order, child._order_key)
-            found = order.pop(index) if index < len(order) else None
-        else:
-            found = order.remove_at(child._order_key)
-        if found is None or found[2] is not child:
-            return False
+        key = child._order_key
+        if key is not None:
+            # Siblings' names are unique, so entries compare without a key function and never
+            # reach the queues themselves: the child's own entry is found by bisection. Whatever
+            # is taken out when it is not the child, the caller sorts every child again.
+            if isinstance(order, list):
+                index = bisect_left(order, key)
+                found = order.pop(index) if index < len(order) else None
+            else:
+                found = order.remove_at(key)
+            if found is None or found[2] is not child:
+                return False
+        if not child.pending:
+            child._order_key = None
+            return True
         entry = (child.usage_share(cluster), child.name, child)
         if isinstance(order, list):
             insort(order, entry)
@@ -283,7 +297,10 @@ class Queue:
 
     def add_pending(self, res: Mapping[str, int], sign: int = 1) -> None:
         for queue in self.ancestry():
+            had = bool(queue.pending)
             add_into(queue.pending, res, sign)
+            if had != bool(queue.pending) and queue.parent is not None:
+                queue.parent._moved_children.add(queue)  # it enters or leaves its parent's order
 
     def start_pending(self, res: Mapping[str, int]) -> None:
         """A pending request of this leaf was placed: `add_pending(res, -1)` and

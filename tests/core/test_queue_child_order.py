@@ -1,7 +1,8 @@
-"""A parent keeps its children in fair order across decisions (`Queue.ordered_children`),
-repairing only the children whose share moved. Whatever happens between decisions, the order
-must be exactly the full sort `policies.order_queues` would give: smallest share of its due
-first, ties by name.
+"""A parent keeps its children with pending requests in fair order across decisions
+(`Queue.ordered_children`), repairing only the children whose share moved or that got their
+first pending request or lost their last. Whatever happens between decisions, the order must be
+exactly the full sort `policies.order_queues` would give those children: smallest share of its
+due first, ties by name.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ NAMES = [f"team-{index}" for index in range(12)]
 operations = st.lists(
     st.one_of(
         st.tuples(st.just("use"), st.sampled_from(NAMES), st.integers(-3, 4)),
+        st.tuples(st.just("ask"), st.sampled_from(NAMES), st.integers(1, 3)),
+        st.tuples(st.just("place"), st.sampled_from(NAMES), st.just(1)),
+        st.tuples(st.just("drop"), st.sampled_from(NAMES), st.just(0)),
         st.tuples(st.just("guarantee"), st.sampled_from(NAMES), st.integers(0, 8)),  # 0: an empty guarantee
         st.tuples(st.just("max"), st.sampled_from(NAMES), st.integers(0, 8)),
         st.tuples(st.just("add"), st.sampled_from(NAMES), st.just(0)),
@@ -34,6 +38,13 @@ operations = st.lists(
 def _child(parent: Queue, name: str) -> Queue:
     queue = Queue(name, parent, leaf=True, managed=False)
     parent.add_child(queue)
+    return queue
+
+
+def _waiting_child(parent: Queue, name: str) -> Queue:
+    """A child with a pending request of one core (only those are in the order)."""
+    queue = _child(parent, name)
+    queue.add_pending({"vcore": 1000})
     return queue
 
 
@@ -55,7 +66,7 @@ def _kept_order(steps: list[tuple[str, str, int]]) -> None:
     parent = _child(root, "dept")
     parent.is_leaf = False
     for name in NAMES[:6]:
-        _child(parent, name)
+        _child(parent, name).add_pending({"vcore": 1})
     cluster: dict[str, int] = {"vcore": 32}
     for action, name, amount in steps:
         child = parent.children.get(name)
@@ -64,6 +75,12 @@ def _kept_order(steps: list[tuple[str, str, int]]) -> None:
             delta = max(amount, -used)  # usage never goes below zero
             if delta:
                 child.add_allocated({"vcore": delta})
+        elif action == "ask" and child is not None:
+            child.add_pending({"vcore": amount})
+        elif action == "place" and child is not None and child.pending:
+            child.start_pending({"vcore": 1})  # a pending request placed: pending to allocated
+        elif action == "drop" and child is not None and child.pending:
+            child.add_pending(dict(child.pending), -1)  # every pending request removed
         elif action == "guarantee" and child is not None:
             child.guaranteed = Resource({"vcore": amount} if amount else {})
         elif action == "max" and child is not None:
@@ -76,10 +93,11 @@ def _kept_order(steps: list[tuple[str, str, int]]) -> None:
             cluster = {"vcore": amount}  # a node change replaces the partition's capacity map
         elif action == "decide":
             list(parent.ordered_children(cluster))
-        expected = order_queues(parent.children.values(), cluster)
+        pending = [child for child in parent.children.values() if child.pending]
+        expected = order_queues(pending, cluster)
         assert list(parent.ordered_children(cluster)) == expected
         # and the shares themselves, against a sum made here from scratch
-        fresh = sorted(parent.children.values(), key=lambda queue: (_fresh_share(queue, cluster), queue.name))
+        fresh = sorted(pending, key=lambda queue: (_fresh_share(queue, cluster), queue.name))
         assert expected == fresh
 
 
@@ -94,7 +112,7 @@ def _fresh_share(queue: Queue, cluster: dict[str, int]) -> float:
 
 def test_a_placement_moves_the_child_behind_its_siblings() -> None:
     root = Queue("root", None, leaf=False, managed=True)
-    a, b, c = (_child(root, name) for name in ("a", "b", "c"))
+    a, b, c = (_waiting_child(root, name) for name in ("a", "b", "c"))
     cluster = {"vcore": 30}
     assert list(root.ordered_children(cluster)) == [a, b, c]
     a.add_allocated({"vcore": 2})
@@ -103,11 +121,31 @@ def test_a_placement_moves_the_child_behind_its_siblings() -> None:
     assert list(root.ordered_children(cluster)) == [c, b, a]
 
 
+def test_only_children_with_pending_requests_are_in_the_order() -> None:
+    """A child enters its parent's order with its first pending request and leaves it when its
+    last is placed or removed, wherever its share puts it."""
+    root = Queue("root", None, leaf=False, managed=True)
+    a, b, c = (_child(root, name) for name in ("a", "b", "c"))
+    cluster = {"vcore": 30}
+    a.add_allocated({"vcore": 3})
+    assert list(root.ordered_children(cluster)) == []
+    a.add_pending({"vcore": 2})
+    c.add_pending({"vcore": 1})
+    assert list(root.ordered_children(cluster)) == [c, a]
+    b.add_pending({"vcore": 1})
+    assert list(root.ordered_children(cluster)) == [b, c, a]
+    c.start_pending({"vcore": 1})  # its only request placed: c now uses 1 of 30, a 3
+    assert list(root.ordered_children(cluster)) == [b, a]
+    a.add_pending({"vcore": 2}, -1)  # a's request removed
+    b.add_pending({"vcore": 4})
+    assert list(root.ordered_children(cluster)) == [b]
+
+
 def test_a_child_whose_guaranteed_or_max_is_set_moves_in_its_parents_order() -> None:
     """Setting a queue's guaranteed or max (a config reload, a namespace annotation) moves it in
     its parent's kept order at once: nothing else re-sorts the children."""
     root = Queue("root", None, leaf=False, managed=True)
-    a, b, c = (_child(root, name) for name in ("a", "b", "c"))
+    a, b, c = (_waiting_child(root, name) for name in ("a", "b", "c"))
     cluster = {"vcore": 32}
     a.add_allocated({"vcore": 4})
     b.add_allocated({"vcore": 2})
@@ -135,7 +173,7 @@ def test_shares_follow_the_clusters_size_as_nodes_come_and_go() -> None:
     """Queues without guaranteed or max take their share of the cluster: when the cluster
     shrinks, one using 4 of 32 cores (1/8) passes one using 2 of its guaranteed 8 (1/4)."""
     root = Queue("root", None, leaf=False, managed=True)
-    busy, guaranteed, idle = (_child(root, name) for name in ("busy", "guaranteed", "idle"))
+    busy, guaranteed, idle = (_waiting_child(root, name) for name in ("busy", "guaranteed", "idle"))
     guaranteed.guaranteed = Resource({"vcore": 8})
     busy.add_allocated({"vcore": 4})
     guaranteed.add_allocated({"vcore": 2})
