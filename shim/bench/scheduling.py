@@ -500,6 +500,12 @@ def _print_text(report: dict[str, Any]) -> None:
             f"decision, {same['ratio']:.2f}x the {same['baseline_us_per_decision']:.1f} µs of "
             f"{leaves['baseline_leaves']} leaf queues"
         )
+        arrivals = leaves["arrivals"]
+        print(
+            f"  {arrivals['pods']:,} pods arriving one at a time, each placed by its own cycle: "
+            f"{arrivals['us_per_pod']:.1f} µs per pod, {arrivals['ratio']:.2f}x the "
+            f"{arrivals['baseline_us_per_pod']:.1f} µs of {leaves['baseline_leaves']} leaf queues"
+        )
     for part, title in (("emulator", "through the Kubernetes shim (emulator)"), ("soak", "binding soak (emulator)")):
         if part in report:
             print(f"{title}:")

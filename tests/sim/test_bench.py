@@ -141,6 +141,9 @@ def test_leaf_bench_places_every_pod_over_many_queues_and_compares_with_ten(
     same = leaves["same_applications"]
     assert same["applications"] == 100 and len(same["runs_us"]) == len(same["baseline_runs_us"]) == 2
     assert same["ratio"] == round(same["us_per_decision"] / same["baseline_us_per_decision"], 2)
+    arrivals = leaves["arrivals"]
+    assert arrivals["us_per_pod"] > 0 and len(arrivals["runs_us"]) == 2
+    assert arrivals["ratio"] == round(arrivals["us_per_pod"] / arrivals["baseline_us_per_pod"], 2)
 
 
 def test_a_leaf_queue_per_namespace_gets_its_pods() -> None:
@@ -150,6 +153,13 @@ def test_a_leaf_queue_per_namespace_gets_its_pods() -> None:
     assert (run["placed"], run["applications"]) == (200, 50)
     spread = run_leaves(10, pods=200, nodes=4, freeze=False, apps=50)  # five applications a queue
     assert (spread["placed"], spread["applications"]) == (200, 50)
+
+
+def test_pods_arriving_one_at_a_time_are_each_placed_by_their_own_cycle() -> None:
+    from shim.bench.queues import run_arrivals
+
+    run = run_arrivals(50, pods=120, nodes=4, freeze=False)
+    assert (run["placed"], run["pods"]) == (120, 120)
 
 
 def test_node_affinity_on_every_pod_is_reported_with_the_memory_of_a_pending_pod(
