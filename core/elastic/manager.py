@@ -122,6 +122,7 @@ def _sum_of(sums: dict[str, _UsageSum], quota: str) -> _UsageSum:
 
 
 _OUTSIDE_TREE = frozenset((SYSTEM_QUOTA, DEFAULT_QUOTA))
+_NO_MAX = Resource()  # read on every admission of a pod of the default quota (a Resource never changes)
 
 
 class ElasticQuotaManager:
@@ -301,9 +302,9 @@ class ElasticQuotaManager:
             group = self._groups.get(DEFAULT_QUOTA)
             if group is not None and group.max:
                 return group.max  # the object's max wins over quota.defaultMax
-            return self._settings.default_max or Resource()
+            return self._settings.default_max or _NO_MAX
         spec = self._specs.get(quota)
-        return spec.max if spec else Resource()
+        return spec.max if spec else _NO_MAX
 
     def max_of(self, quota: str) -> Resource:
         """A quota's max (the default quota's from the settings; empty: no max)."""

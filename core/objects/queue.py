@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from collections.abc import Iterator, Mapping
+from operator import itemgetter
 
 from core.config.schema import APPLICATION_SORT_POLICY, APPLICATION_SORT_PRIORITY, ChildTemplate, Limit
 from core.kept import KeptTable
@@ -27,6 +28,7 @@ FAIR = "fair"
 
 
 _Entry = tuple[float, str, "Queue"]  # a child's place in its parent's order: (share, name, child)
+_queue_of = itemgetter(2)  # an entry's child
 
 
 class Queue:
@@ -187,7 +189,7 @@ class Queue:
                     break
         self._moved_children.clear()
         # Lazily: a decision usually stops at the first child; only this method changes `order`.
-        return (entry[2] for entry in order)
+        return map(_queue_of, order)
 
     def _sort_children(self, cluster: Mapping[str, int]) -> list[_Entry] | SortedBlocks:
         children = self.children.values()
