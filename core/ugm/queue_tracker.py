@@ -133,7 +133,7 @@ def apply_increase(
                 child = QueueTracker(name, path, table.limit_for(kind, owner, path))
                 node.children[name] = child
             node = child
-        _add(node.usage, usage)
+        add_usage(node.usage, usage)
         node.running.add(application_id)
 
 
@@ -176,7 +176,8 @@ def _exceeded(caps: Mapping[str, int], used: Mapping[str, int], usage: Mapping[s
     return [key for key, cap in caps.items() if usage.get(key, 0) > 0 and used.get(key, 0) + usage[key] > cap]
 
 
-def _add(usage: dict[str, int], delta: Mapping[str, int]) -> None:
+def add_usage(usage: dict[str, int], delta: Mapping[str, int]) -> None:
+    """Add `delta` into `usage` in place, keeping it sparse (a resource at zero is dropped)."""
     for key, value in delta.items():
         if value:
             total = usage.get(key, 0) + value

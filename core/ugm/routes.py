@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from core.ugm.limits import NO_LIMIT, LimitTable
-from core.ugm.queue_tracker import Levels, QueueTracker
+from core.ugm.queue_tracker import Levels, QueueTracker, add_usage
 from core.ugm.trackers import GroupTracker, UserTracker
 
 Caps = tuple[tuple[str, int], ...]
@@ -43,13 +43,7 @@ class Route:
 
     def add(self, usage: Mapping[str, int]) -> None:
         for held in self.usages:
-            for key, value in usage.items():
-                if value:
-                    total = held.get(key, 0) + value
-                    if total:
-                        held[key] = total
-                    else:
-                        del held[key]
+            add_usage(held, usage)
 
 
 def route_of(path: str, levels: Levels, user: UserTracker, group: GroupTracker | None, table: LimitTable) -> Route:

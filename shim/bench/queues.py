@@ -138,6 +138,7 @@ def run_arrivals(leaves: int, pods: int = ARRIVALS, nodes: int = NODES, freeze: 
 
 
 def _isolated(leaves: int, pods: int, apps: int = 0, arrivals: bool = False) -> dict[str, Any]:
+    """One run in a fresh interpreter (`run_arrivals` when `arrivals`, else `run_leaves`)."""
     command = [sys.executable, "-m", __name__, str(leaves), str(pods), str(apps), "arrivals" if arrivals else "batch"]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -147,51 +148,44 @@ def _isolated(leaves: int, pods: int, apps: int = 0, arrivals: bool = False) -> 
 
 
 def run_leaf_bench(leaves: int, pods: int = PODS, rounds: int = 2) -> dict[str, Any]:
-    """`leaves` queues against `BASELINE_LEAVES`, alternating, each `rounds` times, with one
-    application per queue and with `leaves` applications in both; the best run of each."""
-    names = ("wide", "narrow", "wide_same", "narrow_same", "wide_arrivals", "narrow_arrivals")
-    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
-    for _ in range(rounds):
-        runs["narrow"].append(_isolated(BASELINE_LEAVES, pods))
-        runs["wide"].append(_isolated(leaves, pods))
-        runs["narrow_same"].append(_isolated(BASELINE_LEAVES, pods, leaves))
-        runs["wide_same"].append(_isolated(leaves, pods, leaves))
-        runs["narrow_arrivals"].append(_isolated(BASELINE_LEAVES, ARRIVALS, arrivals=True))
-        runs["wide_arrivals"].append(_isolated(leaves, ARRIVALS, arrivals=True))
-    best = {
-        name: min(float(run["us_per_decision"] if "us_per_decision" in run else run["us_per_pod"]) for run in found)
-        for name, found in runs.items()
+    """`leaves` queues against `BASELINE_LEAVES`, alternating, each `rounds` times: a batch with
+    one application per queue, a batch with `leaves` applications in both, and pods arriving
+    one at a time; the best run of each."""
+    shapes: dict[str, tuple[dict[str, Any], str]] = {
+        "batch": ({}, "us_per_decision"),
+        "same_applications": ({"apps": leaves}, "us_per_decision"),
+        "arrivals": ({"arrivals": True}, "us_per_pod"),
     }
+    wide: dict[str, list[float]] = {shape: [] for shape in shapes}
+    narrow: dict[str, list[float]] = {shape: [] for shape in shapes}
+    for _ in range(rounds):
+        for shape, (options, figure) in shapes.items():
+            count = ARRIVALS if shape == "arrivals" else pods
+            narrow[shape].append(float(_isolated(BASELINE_LEAVES, count, **options)[figure]))
+            wide[shape].append(float(_isolated(leaves, count, **options)[figure]))
+    batch = _compared(wide["batch"], narrow["batch"], "us_per_decision")
     return {
         "leaves": leaves,
         "baseline_leaves": BASELINE_LEAVES,
         "pods": pods,
-        "us_per_decision": best["wide"],
-        "baseline_us_per_decision": best["narrow"],
-        "ratio": _ratio(best["wide"], best["narrow"]),
-        "runs_us": [run["us_per_decision"] for run in runs["wide"]],
-        "baseline_runs_us": [run["us_per_decision"] for run in runs["narrow"]],
+        **batch,
         "same_applications": {
             "applications": leaves,
-            "us_per_decision": best["wide_same"],
-            "baseline_us_per_decision": best["narrow_same"],
-            "ratio": _ratio(best["wide_same"], best["narrow_same"]),
-            "runs_us": [run["us_per_decision"] for run in runs["wide_same"]],
-            "baseline_runs_us": [run["us_per_decision"] for run in runs["narrow_same"]],
+            **_compared(wide["same_applications"], narrow["same_applications"], "us_per_decision"),
         },
-        "arrivals": {
-            "pods": ARRIVALS,
-            "us_per_pod": best["wide_arrivals"],
-            "baseline_us_per_pod": best["narrow_arrivals"],
-            "ratio": _ratio(best["wide_arrivals"], best["narrow_arrivals"]),
-            "runs_us": [run["us_per_pod"] for run in runs["wide_arrivals"]],
-            "baseline_runs_us": [run["us_per_pod"] for run in runs["narrow_arrivals"]],
-        },
+        "arrivals": {"pods": ARRIVALS, **_compared(wide["arrivals"], narrow["arrivals"], "us_per_pod")},
     }
 
 
-def _ratio(wide: float, narrow: float) -> float:
-    return round(float(wide) / float(narrow), 2)
+def _compared(wide: list[float], narrow: list[float], figure: str) -> dict[str, Any]:
+    """The best of the wide runs against the best of the narrow ones, and every run."""
+    return {
+        figure: min(wide),
+        f"baseline_{figure}": min(narrow),
+        "ratio": round(min(wide) / min(narrow), 2),
+        "runs_us": wide,
+        "baseline_runs_us": narrow,
+    }
 
 
 if __name__ == "__main__":
