@@ -192,7 +192,9 @@ def test_the_operator_keeps_binding_after_its_pod_watch_broke_and_expired(cluste
     eventually(lambda: herder.operator is not None and herder.operator.pod_watch.relists == 1, "a relisting")
     cluster.create_pods("batch", 2, prefix="late", cpu="1")
     cluster.all_bound("batch")
-    assert herder.operator.pods.counts()["own"] == 4
+    # The API shows every binding; the reflector learns of the last ones from the watch, a moment later.
+    operator = herder.operator
+    eventually(lambda: operator.pods.counts()["own"] == 4, "the bound pods seen through the new watch")
     metrics = urllib.request.urlopen(f"http://127.0.0.1:{herder.operator.rest_port}/metrics").read().decode()
     assert 'herder_watch_restarts_total{reason="expired",resource="pods"} 1.0' in metrics
 
