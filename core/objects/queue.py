@@ -207,27 +207,44 @@ class Queue:
         """Move one child to its place for its current share, put it in (first pending request)
         or take it out (none left); False when it is not where its last key says (the caller
         sorts again)."""
-        if self.children.get(child.name.lower()) is not child:
-            return False
         key = child._order_key
-        if key is not None:
-            # Siblings' names are unique, so entries compare without a key function and never
-            # reach the queues themselves: the child's own entry is found by bisection. Whatever
-            # is taken out when it is not the child, the caller sorts every child again.
+        if key is None:  # not in the order
+            if not child.pending:
+                return True
+            if self.children.get(child.name.lower()) is not child:
+                return False
+            entry = (child.usage_share(cluster), child.name, child)
             if isinstance(order, list):
-                index = bisect_left(order, key)
-                found = order.pop(index) if index < len(order) else None
+                insort(order, entry)
             else:
-                found = order.remove_at(key)
+                order.add(entry)
+            child._order_key = entry
+            return True
+        # Siblings' names are unique, so entries compare without a key function and never reach
+        # the queues themselves: the child's own entry is found by bisection. When what is found
+        # is not the child (one removed from this parent since), the caller sorts every child again.
+        if isinstance(order, list):
+            index = bisect_left(order, key)
+            if index == len(order) or order[index][2] is not child:
+                return False
+            if not child.pending:
+                del order[index]
+                child._order_key = None
+                return True
+            entry = (child.usage_share(cluster), child.name, child)
+            if (index == 0 or order[index - 1] < entry) and (index + 1 == len(order) or entry < order[index + 1]):
+                order[index] = entry  # still between its neighbours
+            else:
+                del order[index]
+                insort(order, entry)
+        else:
+            found = order.remove_at(key)
             if found is None or found[2] is not child:
                 return False
-        if not child.pending:
-            child._order_key = None
-            return True
-        entry = (child.usage_share(cluster), child.name, child)
-        if isinstance(order, list):
-            insort(order, entry)
-        else:
+            if not child.pending:
+                child._order_key = None
+                return True
+            entry = (child.usage_share(cluster), child.name, child)
             order.add(entry)
         child._order_key = entry
         return True
