@@ -87,8 +87,10 @@ def test_soak_every_pod_bound_once_and_placement_never_shrinks_under_a_lossy_ove
         if index % 25 == 24:
             cut_pod_watches(cluster, expire=chance.random() < 0.5)
     cluster.all_bound("soak", timeout=WAIT)
+    # The server may show the last bindings before the sampler's next look at Herder's count.
+    eventually(lambda: placed() == first, "Herder's placed count to reach every bound pod", timeout=WAIT)
     samples = sampler.stop()
-    assert samples and samples[-1] == first
+    assert samples
     drops = [(before, after) for before, after in itertools.pairwise(samples) if after < before]
     assert not drops, f"Herder's placed count went down while nothing was deleted: {drops[:5]}"
 
