@@ -107,12 +107,20 @@ def check_increase(
             running = tracker.running if tracker is not None else set()
             if application_id not in running and len(running) + 1 > limit.max_applications:
                 return applications_denial(kind, owner, path, limit.max_applications)
-        for key, cap in limit.resource_caps:
-            asked = usage.get(key, 0)
-            if asked > 0 and used.get(key, 0) + asked > cap:
-                caps = dict(limit.resource_caps)
-                return resources_denial(kind, owner, path, used, usage, caps, _exceeded(caps, used, usage))
+        if not within_caps(used, limit.resource_caps, usage):
+            caps = dict(limit.resource_caps)
+            return resources_denial(kind, owner, path, used, usage, caps, _exceeded(caps, used, usage))
     return None
+
+
+def within_caps(used: Mapping[str, int], caps: tuple[tuple[str, int], ...], usage: Mapping[str, int]) -> bool:
+    """Adding `usage` to `used` passes no cap; only the resources the usage asks for are
+    checked, so a usage left above a lowered cap blocks more of that resource only."""
+    for key, cap in caps:
+        asked = usage.get(key, 0)
+        if asked > 0 and used.get(key, 0) + asked > cap:
+            return False
+    return True
 
 
 def apply_increase(

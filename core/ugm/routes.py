@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from core.ugm.limits import NO_LIMIT, LimitTable
-from core.ugm.queue_tracker import Levels, QueueTracker, add_usage
+from core.ugm.queue_tracker import Levels, QueueTracker, add_usage, within_caps
 from core.ugm.trackers import GroupTracker, UserTracker
 
 Caps = tuple[tuple[str, int], ...]
@@ -26,19 +26,23 @@ Caps = tuple[tuple[str, int], ...]
 class Route:
     __slots__ = ("checks", "group", "path", "usages")
 
-    def __init__(self, path: str, usages: list[dict[str, int]], checks: list[tuple[dict[str, int], Caps]]) -> None:
+    def __init__(
+        self,
+        path: str,
+        group: GroupTracker | None,
+        usages: list[dict[str, int]],
+        checks: list[tuple[dict[str, int], Caps]],
+    ) -> None:
         self.path = path
+        self.group = group  # the application's group tracker, if it is tracked against one
         self.usages = usages  # every level's usage, the user's tree then the group's
         self.checks = checks  # (usage, caps) of every level with resource caps, as the full check orders them
-        self.group: GroupTracker | None = None
 
     def fits(self, usage: Mapping[str, int]) -> bool:
         """No cap on the route would be passed by adding `usage`."""
         for used, caps in self.checks:
-            for key, cap in caps:
-                asked = usage.get(key, 0)
-                if asked > 0 and used.get(key, 0) + asked > cap:
-                    return False
+            if not within_caps(used, caps, usage):
+                return False
         return True
 
     def add(self, usage: Mapping[str, int]) -> None:
@@ -53,9 +57,7 @@ def route_of(path: str, levels: Levels, user: UserTracker, group: GroupTracker |
     checks = _capped(reversed(user_nodes), frozenset())
     if group is not None:
         checks += _capped(reversed(group_nodes), table.named_user_levels(user.name, levels))
-    route = Route(path, [node.usage for node in user_nodes + group_nodes], checks)
-    route.group = group
-    return route
+    return Route(path, group, [node.usage for node in user_nodes + group_nodes], checks)
 
 
 def _nodes(root: QueueTracker, levels: Levels) -> list[QueueTracker]:
