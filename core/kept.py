@@ -28,3 +28,9 @@ class KeptTable(dict[_K, _V]):
             self.clear()
         self[key] = value
         return value
+
+    def shared(self: KeptTable[_K, _K], value: _K) -> _K:
+        """The kept value equal to `value`, kept first if there is none: one instance per
+        distinct value (for tables that map values to themselves)."""
+        found = self.get(value)
+        return found if found is not None else self.keep(value, value)

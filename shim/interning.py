@@ -26,8 +26,7 @@ class Interner(Generic[_T]):
         self._values: KeptTable[_T, _T] = KeptTable(limit)
 
     def __call__(self, value: _T) -> _T:
-        found = self._values.get(value)
-        return found if found is not None else self._values.keep(value, value)
+        return self._values.shared(value)
 
     def __len__(self) -> int:
         return len(self._values)

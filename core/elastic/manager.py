@@ -249,9 +249,7 @@ class ElasticQuotaManager:
                 self._fresh_tree().add_pod_request(quota, resource, 1)
 
     def _shape(self, quota: str, resource: Resource, preemptible: bool) -> _Pod:
-        pod = _Pod(quota, resource, preemptible)
-        shared = self._shapes.get(pod)
-        return shared if shared is not None else self._shapes.keep(pod, pod)
+        return self._shapes.shared(_Pod(quota, resource, preemptible))
 
     def remove_request(self, key: str) -> None:
         with self._lock:
