@@ -8,6 +8,9 @@ finds the block by bisection; a move shifts one block only. Entries are tuples c
 they are; `remove_at` takes a key that sorts just before its entry (a prefix of the tuple).
 A parent with a few hundred children or fewer keeps a plain list (queue.py): for it one
 shift is cheaper than the blocks' bookkeeping.
+
+Under fair sharing the child a walk just served is usually the entry in front, and its grown
+share usually puts it behind every other: those two cases skip both bisections.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ class SortedBlocks:
     def remove_at(self, key: tuple[Any, ...]) -> tuple[Any, ...] | None:
         """Take out and return the first entry at or after `key`, None when there is none."""
         blocks = self._blocks
+        if blocks and blocks[0][0] is key:  # the entry in front: the one a walk just served
+            return self._take(0, 0)
         number = bisect_right(self._firsts, key) - 1
         at = 0
         if number < 0:
@@ -49,6 +54,10 @@ class SortedBlocks:
                 number, at = number + 1, 0
         if number >= len(blocks):
             return None
+        return self._take(number, at)
+
+    def _take(self, number: int, at: int) -> tuple[Any, ...]:
+        blocks = self._blocks
         block = blocks[number]
         entry = block.pop(at)
         self._size -= 1
@@ -64,9 +73,14 @@ class SortedBlocks:
             self._firsts.append(entry)
             self._size = 1
             return
-        number = max(bisect_right(self._firsts, entry) - 1, 0)
-        block = self._blocks[number]
-        insort(block, entry)
+        last = self._blocks[-1]
+        if entry > last[-1]:  # behind every entry: where a child just served usually goes
+            number, block = len(self._blocks) - 1, last
+            block.append(entry)
+        else:
+            number = max(bisect_right(self._firsts, entry) - 1, 0)
+            block = self._blocks[number]
+            insort(block, entry)
         self._size += 1
         self._firsts[number] = block[0]
         if len(block) > 2 * BLOCK:

@@ -10,12 +10,15 @@ from hypothesis import strategies as st
 from core.objects import sorted_blocks
 from core.objects.sorted_blocks import SortedBlocks
 
-moves = st.lists(st.tuples(st.integers(0, 60), st.integers(0, 50)), max_size=400)
+# (which entry, its new share, taken by the entry itself rather than a key before it)
+moves = st.lists(st.tuples(st.integers(0, 60), st.integers(0, 50), st.booleans()), max_size=400)
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.sets(st.integers(0, 600), max_size=700), moves, st.sampled_from([2, 5, 256]))
-def test_moves_keep_the_order_a_sorted_list_keeps(names: set[int], steps: list[tuple[int, int]], block: int) -> None:
+def test_moves_keep_the_order_a_sorted_list_keeps(
+    names: set[int], steps: list[tuple[int, int, bool]], block: int
+) -> None:
     default, sorted_blocks.BLOCK = sorted_blocks.BLOCK, block  # small blocks split and empty often
     try:
         _moves(names, steps)
@@ -23,18 +26,20 @@ def test_moves_keep_the_order_a_sorted_list_keeps(names: set[int], steps: list[t
         sorted_blocks.BLOCK = default
 
 
-def _moves(names: set[int], steps: list[tuple[int, int]]) -> None:
+def _moves(names: set[int], steps: list[tuple[int, int, bool]]) -> None:
     reference = sorted((0, name) for name in names)
     blocks = SortedBlocks(reference)
-    for pick, share in steps:
+    for pick, share, by_entry in steps:
         if not reference:
             break
         old = reference[pick % len(reference)]
-        key = (old[0],)  # a prefix: sorts before every entry of that share
+        # the entry itself, as a parent passes its child's (pick 0: the one in front), or a
+        # prefix, which sorts before every entry of that share
+        key = old if by_entry else (old[0],)
         expected = reference[bisect_left(reference, key)]
         del reference[bisect_left(reference, key)]
         assert blocks.remove_at(key) == expected
-        new = (share, expected[1])
+        new = (share, expected[1])  # behind every entry when its share is the largest
         insort(reference, new)
         blocks.add(new)
         assert len(blocks) == len(reference)
