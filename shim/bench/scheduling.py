@@ -521,12 +521,13 @@ def bench_command(args: argparse.Namespace) -> int:
     if args.restart and not args.emulator:
         print("herder bench: --restart needs --emulator", file=sys.stderr)
         return 2
-    if min(args.nodes, args.pods, args.quotas, args.users, args.groups, args.leaves) < 0 or not 0 <= args.gangs <= 100:
+    counts = (args.nodes, args.pods, args.quotas, args.users, args.groups, args.leaves, args.leaf_pods)
+    if min(counts) < 0 or not 0 <= args.gangs <= 100:
         print("herder bench: counts must not be negative (and --gangs a percentage)", file=sys.stderr)
         return 2
     try:
         if args.leaves:
-            report["leaves"] = run_leaf_bench(args.leaves, min(args.pods, LEAF_PODS))
+            report["leaves"] = run_leaf_bench(args.leaves, args.leaf_pods or min(args.pods, LEAF_PODS))
         if not (args.sweep or args.users or args.quotas or args.emulator or args.soak or args.leaves):
             report["scheduling"] = run_scheduling(
                 args.nodes,

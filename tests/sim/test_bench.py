@@ -132,7 +132,7 @@ def test_soak_runs_the_binding_soak_and_reports_that_it_held(capsys: pytest.Capt
 def test_leaf_bench_places_every_pod_over_many_queues_and_compares_with_ten(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    report = bench_json(capsys, "--leaves", "100", "--pods", "400")
+    report = bench_json(capsys, "--leaves", "100", "--leaf-pods", "400")
     assert set(report) == {"leaves"}
     leaves = report["leaves"]
     assert (leaves["leaves"], leaves["baseline_leaves"], leaves["pods"]) == (100, 10, 400)
@@ -153,6 +153,15 @@ def test_a_leaf_queue_per_namespace_gets_its_pods() -> None:
     assert (run["placed"], run["applications"]) == (200, 50)
     spread = run_leaves(10, pods=200, nodes=4, freeze=False, apps=50)  # five applications a queue
     assert (spread["placed"], spread["applications"]) == (200, 50)
+
+
+def test_more_pods_than_the_leaf_bench_nodes_hold_bring_more_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from shim.bench import queues
+
+    monkeypatch.setattr(queues, "NODES", 1)  # a node holds 250 pods
+    monkeypatch.setattr(queues, "PODS_PER_NODE", 100)
+    run = queues.run_leaves(10, pods=300, freeze=False)
+    assert (run["nodes"], run["placed"]) == (3, 300)
 
 
 def test_pods_arriving_one_at_a_time_are_each_placed_by_their_own_cycle() -> None:
