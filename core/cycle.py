@@ -34,7 +34,8 @@ from core.objects.ask import Allocation, Ask
 from core.objects.leaf_waits import mark_refused, unmark
 from core.objects.node_index import static_mismatch
 from core.objects.queue import Queue
-from core.policies import app_order_depends_on_usage, application_key, order_applications, order_queues
+from core.objects.queue_priority import kept_priority
+from core.policies import app_order_depends_on_usage, application_key, order_applications
 from core.preemption.holds import release_hold
 from core.resources import Resource
 from core.state import CoreState
@@ -50,8 +51,9 @@ def _walk(state: CoreState, queue: Queue, now: float) -> Allocation | None:
         return _walk_leaf(state, queue, now)
     children: Iterable[Queue]
     if state.partition.queue_priorities and queue.app_sort_priority:
-        pending = [c for c in queue.children.values() if c.pending]
-        children = order_queues(pending, state.partition.cluster_capacity, state.version)
+        cluster, version = state.partition.cluster_capacity, state.version
+        epoch = (version, state.metrics.cycles)  # a change from outside moves the counter
+        children = queue.ordered_children(cluster, lambda child: kept_priority(child, cluster, version, epoch), epoch)
     else:
         children = queue.ordered_children(state.partition.cluster_capacity)
     for child in children:
@@ -123,6 +125,7 @@ def _park(
 ) -> None:
     """Park the ask with `reason`; `refused_in`: its leaf, when the cluster's size alone said no."""
     app.park(ask.key, state.version)
+    state.candidates_changed(app)
     state.metrics.attempts_failed += 1
     state.rules[ask.key] = rule
     explain_wait(state, ask, reason, now)

@@ -12,8 +12,9 @@ still has applications is `draining`: it takes no new applications and goes when
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from operator import itemgetter
+from typing import Any
 
 from core.config.schema import APPLICATION_SORT_POLICY, APPLICATION_SORT_PRIORITY, ChildTemplate, Limit
 from core.kept import KeptTable
@@ -27,8 +28,15 @@ FIFO = "fifo"
 FAIR = "fair"
 
 
-_Entry = tuple[float, str, "Queue"]  # a child's place in its parent's order: (share, name, child)
-_queue_of = itemgetter(2)  # an entry's child
+# A child's place in its parent's order: (share, name, child), or where queue priorities order
+# siblings, (-priority, share, name, child).
+_Entry = tuple[Any, ...]
+_queue_of = itemgetter(-1)  # an entry's child
+Rank = Callable[["Queue"], int]  # a child's priority now, for a parent ordering by priority
+
+
+def _ranked(child: Queue, cluster: Mapping[str, int], rank: Rank) -> _Entry:
+    return (-rank(child), child.usage_share(cluster), child.name, child)
 
 
 class Queue:
@@ -37,6 +45,7 @@ class Queue:
         "_by_name",
         "_child_order",
         "_child_order_cluster",
+        "_child_order_epoch",
         "_guaranteed",
         "_max",
         "_moved_children",
@@ -103,6 +112,7 @@ class Queue:
         self._child_order: list[_Entry] | SortedBlocks | None = None
         self._by_name: list[Queue] | None = None
         self._child_order_cluster: Mapping[str, int] | None = None
+        self._child_order_epoch: object = None  # ordered by priority: when the order was sorted
         self._moved_children: set[Queue] = set()
         self._order_key: _Entry | None = None  # this queue's entry in its parent's order
         self.pending: dict[str, int] = {}
@@ -166,7 +176,9 @@ class Queue:
             doc = self._usage_doc = {key: int(val) for key, val in sorted(self.allocated.items())}
         return doc
 
-    def ordered_children(self, cluster: Mapping[str, int]) -> Iterator[Queue]:
+    def ordered_children(
+        self, cluster: Mapping[str, int], rank: Rank | None = None, epoch: object = None
+    ) -> Iterator[Queue]:
         """Every child with pending requests, the one using the smallest share of its due
         first, ties by name: the order `policies.order_queues` gives them, kept across decisions
         instead of sorted for each. Children with nothing pending are not in it, so a walk over
@@ -178,32 +190,57 @@ class Queue:
         leaves the order when it gets its first pending request or places or drops its last
         (which tells the parent too): the order is sorted again only for a new cluster size or
         a child come or gone, so a change elsewhere in the cluster (a node's labels, a pod of
-        another queue) leaves it as it was."""
+        another queue) leaves it as it was.
+
+        Where queue priorities order siblings, `rank` gives a child's priority now and the
+        highest come first (`policies.order_queues` with a change counter). A child's priority
+        follows its applications' best asks that may run now, which move with the change counter
+        (an ask parked before it may run again): `epoch` names the counter (and the cycle) the
+        ranks were read at, and a new one sorts again. Within one (pods come and go between
+        decisions without moving the counter), a priority moves only where a pod is placed
+        (`share_moved`) or an ask comes, goes, is parked (and so held) or let go
+        (`candidates_changed`)."""
         order = self._child_order
-        if order is None or self._child_order_cluster is not cluster:
-            order = self._sort_children(cluster)
+        if order is None or self._child_order_cluster is not cluster or self._child_order_epoch != epoch:
+            order = self._sort_children(cluster, rank, epoch)
         elif self._moved_children:
             for child in self._moved_children:
-                if not self._reposition(order, child, cluster):
-                    order = self._sort_children(cluster)
+                if not self._reposition(order, child, cluster, rank):
+                    order = self._sort_children(cluster, rank, epoch)
                     break
         self._moved_children.clear()
         # Lazily: a decision usually stops at the first child; only this method changes `order`.
         return map(_queue_of, order)
 
-    def _sort_children(self, cluster: Mapping[str, int]) -> list[_Entry] | SortedBlocks:
+    def highest_rank(self, cluster: Mapping[str, int], rank: Rank, epoch: object) -> int | None:
+        """The highest priority among the children with pending requests, ordered by `rank`
+        (None when none has any)."""
+        first = next(self.ordered_children(cluster, rank, epoch), None)
+        if first is None or first._order_key is None:
+            return None
+        top: int = -first._order_key[0]
+        return top
+
+    def _sort_children(
+        self, cluster: Mapping[str, int], rank: Rank | None, epoch: object
+    ) -> list[_Entry] | SortedBlocks:
         children = self.children.values()
         for child in children:
             child._order_key = None
-        entries = sorted((child.usage_share(cluster), child.name, child) for child in children if child.pending)
+        if rank is None:
+            entries = sorted((child.usage_share(cluster), child.name, child) for child in children if child.pending)
+        else:
+            entries = sorted(_ranked(child, cluster, rank) for child in children if child.pending)
         for entry in entries:
-            entry[2]._order_key = entry
+            entry[-1]._order_key = entry
         # a plain list while moving one entry is cheap; blocks once shifting the list is not
         order = entries if len(children) <= BLOCK else SortedBlocks(entries)
-        self._child_order, self._child_order_cluster = order, cluster
+        self._child_order, self._child_order_cluster, self._child_order_epoch = order, cluster, epoch
         return order
 
-    def _reposition(self, order: list[_Entry] | SortedBlocks, child: Queue, cluster: Mapping[str, int]) -> bool:
+    def _reposition(
+        self, order: list[_Entry] | SortedBlocks, child: Queue, cluster: Mapping[str, int], rank: Rank | None
+    ) -> bool:
         """Move one child to its place for its current share, put it in (first pending request)
         or take it out (none left); False when it is not where its last key says (the caller
         sorts again)."""
@@ -213,7 +250,7 @@ class Queue:
                 return True
             if self.children.get(child.name.lower()) is not child:
                 return False
-            entry = (child.usage_share(cluster), child.name, child)
+            entry = (child.usage_share(cluster), child.name, child) if rank is None else _ranked(child, cluster, rank)
             if isinstance(order, list):
                 insort(order, entry)
             else:
@@ -225,13 +262,13 @@ class Queue:
         # is not the child (one removed from this parent since), the caller sorts every child again.
         if isinstance(order, list):
             index = bisect_left(order, key)
-            if index == len(order) or order[index][2] is not child:
+            if index == len(order) or order[index][-1] is not child:
                 return False
             if not child.pending:
                 del order[index]
                 child._order_key = None
                 return True
-            entry = (child.usage_share(cluster), child.name, child)
+            entry = (child.usage_share(cluster), child.name, child) if rank is None else _ranked(child, cluster, rank)
             if (index == 0 or order[index - 1] < entry) and (index + 1 == len(order) or entry < order[index + 1]):
                 order[index] = entry  # still between its neighbours
             else:
@@ -239,15 +276,24 @@ class Queue:
                 insort(order, entry)
         else:
             found = order.remove_at(key)
-            if found is None or found[2] is not child:
+            if found is None or found[-1] is not child:
                 return False
             if not child.pending:
                 child._order_key = None
                 return True
-            entry = (child.usage_share(cluster), child.name, child)
+            entry = (child.usage_share(cluster), child.name, child) if rank is None else _ranked(child, cluster, rank)
             order.add(entry)
         child._order_key = entry
         return True
+
+    def candidates_changed(self) -> None:
+        """An ask of this leaf came, went, was parked or let go: its application's best ask that
+        may run now, and so this queue's priority and each parent's, may have moved (see
+        `ordered_children`)."""
+        queue = self
+        while queue.parent is not None:
+            queue.parent._moved_children.add(queue)
+            queue = queue.parent
 
     def ancestry(self) -> Iterator[Queue]:
         """This queue, then each parent up to root."""

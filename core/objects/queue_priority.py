@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from core.config.schema import PRIORITY_OFFSET, PRIORITY_POLICY
 from core.objects.queue import Queue
 
@@ -65,6 +67,18 @@ def current_priority(queue: Queue, version: int | None = None) -> int:
         inner = max(children, default=LOWEST)
         if inner == LOWEST:
             return LOWEST
+    return offset(queue) if is_fence(queue) else _clamp(inner + offset(queue))
+
+
+def kept_priority(queue: Queue, cluster: Mapping[str, int], version: int, epoch: object) -> int:
+    """`current_priority(queue, version)`, where a parent ordering its own children by priority
+    reads its highest from the front of its kept order (`Queue.ordered_children`) instead of
+    asking every pending queue below it."""
+    if queue.is_leaf or not queue.app_sort_priority:
+        return current_priority(queue, version)
+    inner = queue.highest_rank(cluster, lambda child: kept_priority(child, cluster, version, epoch), epoch)
+    if inner is None or inner == LOWEST:
+        return LOWEST
     return offset(queue) if is_fence(queue) else _clamp(inner + offset(queue))
 
 
