@@ -148,7 +148,7 @@ def _run(config: str, plan: list[tuple[str, int, int, int, int]]) -> list[list[t
     return cycles
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(steps, st.lists(st.integers(-3, 3), min_size=8, max_size=8), st.booleans())
 def test_kept_priority_order_places_what_sorting_at_every_decision_places(
     plan: list[tuple[str, int, int, int, int]], offsets: list[int], fence: bool
