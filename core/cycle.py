@@ -34,7 +34,7 @@ from core.objects.ask import Allocation, Ask
 from core.objects.leaf_waits import mark_refused, unmark
 from core.objects.node_index import static_mismatch
 from core.objects.queue import Queue
-from core.objects.queue_priority import kept_priority
+from core.objects.queue_priority import children_by_priority
 from core.policies import app_order_depends_on_usage, application_key, order_applications
 from core.preemption.holds import release_hold
 from core.resources import Resource
@@ -51,9 +51,7 @@ def _walk(state: CoreState, queue: Queue, now: float) -> Allocation | None:
         return _walk_leaf(state, queue, now)
     children: Iterable[Queue]
     if state.partition.queue_priorities and queue.app_sort_priority:
-        cluster, version = state.partition.cluster_capacity, state.version
-        epoch = (version, state.metrics.cycles)  # a change from outside moves the counter
-        children = queue.ordered_children(cluster, lambda child: kept_priority(child, cluster, version, epoch), epoch)
+        children = children_by_priority(queue, state.partition.cluster_capacity, state.version)
     else:
         children = queue.ordered_children(state.partition.cluster_capacity)
     for child in children:

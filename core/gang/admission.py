@@ -101,7 +101,7 @@ def wake(state: CoreState, app_id: str) -> None:
     app = state.partition.applications.get(app_id)
     if app is not None and app.held:
         app.release_held()
-        state.candidates_changed(app)  # a gang let go between decisions (tidied after an arrival)
+        state.candidates_changed(app)  # its pods count again in its queues' ranks (queue priorities)
 
 
 def wake_next(state: CoreState, queue_path: str) -> None:

@@ -45,7 +45,7 @@ class Queue:
         "_by_name",
         "_child_order",
         "_child_order_cluster",
-        "_child_order_epoch",
+        "_child_order_version",
         "_guaranteed",
         "_max",
         "_moved_children",
@@ -112,7 +112,7 @@ class Queue:
         self._child_order: list[_Entry] | SortedBlocks | None = None
         self._by_name: list[Queue] | None = None
         self._child_order_cluster: Mapping[str, int] | None = None
-        self._child_order_epoch: object = None  # ordered by priority: when the order was sorted
+        self._child_order_version: int | None = None  # ordered by priority: the counter it was sorted at
         self._moved_children: set[Queue] = set()
         self._order_key: _Entry | None = None  # this queue's entry in its parent's order
         self.pending: dict[str, int] = {}
@@ -177,7 +177,7 @@ class Queue:
         return doc
 
     def ordered_children(
-        self, cluster: Mapping[str, int], rank: Rank | None = None, epoch: object = None
+        self, cluster: Mapping[str, int], rank: Rank | None = None, version: int | None = None
     ) -> Iterator[Queue]:
         """Every child with pending requests, the one using the smallest share of its due
         first, ties by name: the order `policies.order_queues` gives them, kept across decisions
@@ -195,34 +195,30 @@ class Queue:
         Where queue priorities order siblings, `rank` gives a child's priority now and the
         highest come first (`policies.order_queues` with a change counter). A child's priority
         follows its applications' best asks that may run now, which move with the change counter
-        (an ask parked before it may run again): `epoch` names the counter (and the cycle) the
-        ranks were read at, and a new one sorts again. Within one (pods come and go between
-        decisions without moving the counter), a priority moves only where a pod is placed
-        (`share_moved`) or an ask comes, goes, is parked (and so held) or let go
-        (`candidates_changed`)."""
+        (an ask parked before it may run again): `version` is the counter the ranks are read at,
+        and a new one sorts again. At one counter (pods come and go without moving it), a
+        priority moves only where a pod is placed (`share_moved`) or an ask comes, goes, is
+        parked (and so held) or let go (`candidates_changed`)."""
         order = self._child_order
-        if order is None or self._child_order_cluster is not cluster or self._child_order_epoch != epoch:
-            order = self._sort_children(cluster, rank, epoch)
+        if order is None or self._child_order_cluster is not cluster or self._child_order_version != version:
+            order = self._sort_children(cluster, rank, version)
         elif self._moved_children:
             for child in self._moved_children:
                 if not self._reposition(order, child, cluster, rank):
-                    order = self._sort_children(cluster, rank, epoch)
+                    order = self._sort_children(cluster, rank, version)
                     break
         self._moved_children.clear()
         # Lazily: a decision usually stops at the first child; only this method changes `order`.
         return map(_queue_of, order)
 
-    def highest_rank(self, cluster: Mapping[str, int], rank: Rank, epoch: object) -> int | None:
-        """The highest priority among the children with pending requests, ordered by `rank`
-        (None when none has any)."""
-        first = next(self.ordered_children(cluster, rank, epoch), None)
-        if first is None or first._order_key is None:
-            return None
-        top: int = -first._order_key[0]
-        return top
+    def rank_in_parent(self) -> int | None:
+        """This queue's priority as its parent's kept order ranks it (None when it is not in an
+        order by priority)."""
+        key = self._order_key
+        return -key[0] if key is not None and len(key) == 4 else None
 
     def _sort_children(
-        self, cluster: Mapping[str, int], rank: Rank | None, epoch: object
+        self, cluster: Mapping[str, int], rank: Rank | None, version: int | None
     ) -> list[_Entry] | SortedBlocks:
         children = self.children.values()
         for child in children:
@@ -235,7 +231,7 @@ class Queue:
             entry[-1]._order_key = entry
         # a plain list while moving one entry is cheap; blocks once shifting the list is not
         order = entries if len(children) <= BLOCK else SortedBlocks(entries)
-        self._child_order, self._child_order_cluster, self._child_order_epoch = order, cluster, epoch
+        self._child_order, self._child_order_cluster, self._child_order_version = order, cluster, version
         return order
 
     def _reposition(

@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from core.config.schema import PRIORITY_OFFSET, PRIORITY_POLICY
 from core.objects.queue import Queue
@@ -70,13 +70,20 @@ def current_priority(queue: Queue, version: int | None = None) -> int:
     return offset(queue) if is_fence(queue) else _clamp(inner + offset(queue))
 
 
-def kept_priority(queue: Queue, cluster: Mapping[str, int], version: int, epoch: object) -> int:
+def children_by_priority(queue: Queue, cluster: Mapping[str, int], version: int) -> Iterator[Queue]:
+    """The queue's children with pending requests as `policies.order_queues(children, cluster,
+    version)` orders them (highest priority first, then fairly), from the queue's kept order."""
+    return queue.ordered_children(cluster, lambda child: kept_priority(child, cluster, version), version)
+
+
+def kept_priority(queue: Queue, cluster: Mapping[str, int], version: int) -> int:
     """`current_priority(queue, version)`, where a parent ordering its own children by priority
-    reads its highest from the front of its kept order (`Queue.ordered_children`) instead of
-    asking every pending queue below it."""
+    reads its highest from the front of its kept order instead of asking every pending queue
+    below it."""
     if queue.is_leaf or not queue.app_sort_priority:
         return current_priority(queue, version)
-    inner = queue.highest_rank(cluster, lambda child: kept_priority(child, cluster, version, epoch), epoch)
+    first = next(children_by_priority(queue, cluster, version), None)
+    inner = first.rank_in_parent() if first is not None else None
     if inner is None or inner == LOWEST:
         return LOWEST
     return offset(queue) if is_fence(queue) else _clamp(inner + offset(queue))

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from core import cycle
 from core.objects.ask import Allocation
 from core.objects.queue import Queue
-from core.objects.queue_priority import kept_priority
+from core.objects.queue_priority import children_by_priority
 from core.policies import order_queues
 from core.state import CoreState
 from tests.core.scheduling.test_gangs import gang_pods, spec
@@ -97,8 +97,7 @@ def _checked_walk(state: CoreState, queue: Queue, now: float) -> Allocation | No
     """The walk as it is, after checking at each parent that the kept order is the full sort."""
     if not queue.is_leaf and state.partition.queue_priorities and queue.app_sort_priority:
         cluster, version = state.partition.cluster_capacity, state.version
-        epoch = (version, state.metrics.cycles)
-        kept = list(queue.ordered_children(cluster, lambda child: kept_priority(child, cluster, version, epoch), epoch))
+        kept = list(children_by_priority(queue, cluster, version))
         full = order_queues([c for c in queue.children.values() if c.pending], cluster, version)
         assert [c.path for c in kept] == [c.path for c in full]
     return _kept_walk(state, queue, now)
