@@ -168,6 +168,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="with --leaves: pods in each batch (200,000 with 10,000 leaves: 20 a queue); nodes grow to hold them",
     )
+    bench.add_argument(
+        "--queue-priorities",
+        action="store_true",
+        help="with --leaves: root sets priority.offset, so queue priorities order the leaves",
+    )
     bench.add_argument("--sweep", action="store_true", help="run 500, 5,000 and 20,000 nodes and print a table")
     bench.add_argument("--event-streams", type=int, default=0, help="schedule with N event stream clients")
     bench.add_argument("--event-rate", type=int, default=10000, help="with --event-streams: events/s added")

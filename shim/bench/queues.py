@@ -57,15 +57,19 @@ def _pod(index: int, namespace: str, application: str) -> dict[str, Any]:
     }
 
 
-def _cluster(leaves: int, nodes: int) -> tuple[Scheduler, dict[str, dict[str, Any]]]:
-    """A scheduler with `nodes` empty nodes and the namespaces of `leaves` queues."""
+def _cluster(leaves: int, nodes: int, priorities: bool = False) -> tuple[Scheduler, dict[str, dict[str, Any]]]:
+    """A scheduler with `nodes` empty nodes and the namespaces of `leaves` queues; with
+    `priorities`, root sets `priority.offset`, so queue priorities order its children."""
+    root: dict[str, Any] = {"name": "root", "submitacl": "*"}
+    if priorities:
+        root["properties"] = {"priority.offset": "0"}
     config = load_config(
         {
             "partitions": [
                 {
                     "name": "default",
                     "placementrules": [{"name": "tag", "value": "namespace", "create": True}],
-                    "queues": [{"name": "root", "submitacl": "*"}],
+                    "queues": [root],
                 }
             ]
         }
@@ -81,12 +85,17 @@ def _cluster(leaves: int, nodes: int) -> tuple[Scheduler, dict[str, dict[str, An
 
 
 def run_leaves(
-    leaves: int, pods: int = PODS, nodes: int | None = None, freeze: bool = True, apps: int | None = None
+    leaves: int,
+    pods: int = PODS,
+    nodes: int | None = None,
+    freeze: bool = True,
+    apps: int | None = None,
+    priorities: bool = False,
 ) -> dict[str, Any]:
     """Place `pods` pods spread over `leaves` namespace queues, in one application per queue or
     in `apps` applications spread over the queues; CPU per decision."""
     nodes = nodes or max(NODES, -(-pods // PODS_PER_NODE))
-    scheduler, namespaces = _cluster(leaves, nodes)
+    scheduler, namespaces = _cluster(leaves, nodes, priorities)
     for index in range(pods):
         app = index % (apps or leaves)
         name = f"ns-{app % leaves}"
@@ -110,11 +119,13 @@ def run_leaves(
     }
 
 
-def run_arrivals(leaves: int, pods: int = ARRIVALS, nodes: int = NODES, freeze: bool = True) -> dict[str, Any]:
+def run_arrivals(
+    leaves: int, pods: int = ARRIVALS, nodes: int = NODES, freeze: bool = True, priorities: bool = False
+) -> dict[str, Any]:
     """Every one of `leaves` queues runs a pod; then `pods` more arrive one at a time, spread over
     the queues, each added and placed by a cycle of its own (as a live cluster's pods come):
     CPU per arriving pod."""
-    scheduler, namespaces = _cluster(leaves, nodes)
+    scheduler, namespaces = _cluster(leaves, nodes, priorities)
     names = list(namespaces)
     for index, name in enumerate(names):
         scheduler.add_ask(pod_to_ask(_pod(index, name, f"app-{name}"), namespaces[name]), now=0.0)
@@ -141,9 +152,12 @@ def run_arrivals(leaves: int, pods: int = ARRIVALS, nodes: int = NODES, freeze: 
     }
 
 
-def _isolated(leaves: int, pods: int, apps: int = 0, arrivals: bool = False) -> dict[str, Any]:
+def _isolated(
+    leaves: int, pods: int, apps: int = 0, arrivals: bool = False, priorities: bool = False
+) -> dict[str, Any]:
     """One run in a fresh interpreter (`run_arrivals` when `arrivals`, else `run_leaves`)."""
-    command = [sys.executable, "-m", __name__, str(leaves), str(pods), str(apps), "arrivals" if arrivals else "batch"]
+    shape = "arrivals" if arrivals else "batch"
+    command = [sys.executable, "-m", __name__, str(leaves), str(pods), str(apps), shape, str(int(priorities))]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"bench with {leaves} leaf queues failed: {done.stderr.strip()[-2000:]}")
@@ -151,7 +165,7 @@ def _isolated(leaves: int, pods: int, apps: int = 0, arrivals: bool = False) -> 
     return figures
 
 
-def run_leaf_bench(leaves: int, pods: int = PODS, rounds: int = 2) -> dict[str, Any]:
+def run_leaf_bench(leaves: int, pods: int = PODS, rounds: int = 2, priorities: bool = False) -> dict[str, Any]:
     """`leaves` queues against `BASELINE_LEAVES`, alternating, each `rounds` times: a batch with
     one application per queue, a batch with `leaves` applications in both, and pods arriving
     one at a time; the best run of each."""
@@ -165,12 +179,13 @@ def run_leaf_bench(leaves: int, pods: int = PODS, rounds: int = 2) -> dict[str, 
     for _ in range(rounds):
         for shape, (options, figure) in shapes.items():
             count = ARRIVALS if shape == "arrivals" else pods
-            narrow[shape].append(float(_isolated(BASELINE_LEAVES, count, **options)[figure]))
-            wide[shape].append(float(_isolated(leaves, count, **options)[figure]))
+            narrow[shape].append(float(_isolated(BASELINE_LEAVES, count, priorities=priorities, **options)[figure]))
+            wide[shape].append(float(_isolated(leaves, count, priorities=priorities, **options)[figure]))
     batch = _compared(wide["batch"], narrow["batch"], "us_per_decision")
     return {
         "leaves": leaves,
         "baseline_leaves": BASELINE_LEAVES,
+        "queue_priorities": priorities,
         "pods": pods,
         **batch,
         "same_applications": {
@@ -194,6 +209,9 @@ def _compared(wide: list[float], narrow: list[float], figure: str) -> dict[str, 
 
 if __name__ == "__main__":
     collect_garbage_less_often()  # as `herder` does
-    leaves, pods, apps = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-    figures = run_arrivals(leaves, pods) if sys.argv[4] == "arrivals" else run_leaves(leaves, pods, apps=apps or None)
+    leaves, pods, apps, priorities = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[5] == "1"
+    if sys.argv[4] == "arrivals":
+        figures = run_arrivals(leaves, pods, priorities=priorities)
+    else:
+        figures = run_leaves(leaves, pods, apps=apps or None, priorities=priorities)
     print(json.dumps(figures))

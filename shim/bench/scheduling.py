@@ -489,7 +489,8 @@ def _print_text(report: dict[str, Any]) -> None:
     if "leaves" in report:
         leaves = report["leaves"]
         print(
-            f"wide queue trees: {leaves['pods']:,} pods over {leaves['leaves']:,} leaf queues, one application each: "
+            f"wide queue trees{' ordered by queue priority' if leaves['queue_priorities'] else ''}: "
+            f"{leaves['pods']:,} pods over {leaves['leaves']:,} leaf queues, one application each: "
             f"{leaves['us_per_decision']:.1f} µs per decision, {leaves['ratio']:.2f}x the "
             f"{leaves['baseline_us_per_decision']:.1f} µs of {leaves['baseline_leaves']} leaf queues "
             f"(best of {len(leaves['runs_us'])} runs each; target <= 1.3x)"
@@ -527,7 +528,8 @@ def bench_command(args: argparse.Namespace) -> int:
         return 2
     try:
         if args.leaves:
-            report["leaves"] = run_leaf_bench(args.leaves, args.leaf_pods or min(args.pods, LEAF_PODS))
+            pods = args.leaf_pods or min(args.pods, LEAF_PODS)
+            report["leaves"] = run_leaf_bench(args.leaves, pods, priorities=args.queue_priorities)
         if not (args.sweep or args.users or args.quotas or args.emulator or args.soak or args.leaves):
             report["scheduling"] = run_scheduling(
                 args.nodes,

@@ -155,6 +155,15 @@ def test_a_leaf_queue_per_namespace_gets_its_pods() -> None:
     assert (spread["placed"], spread["applications"]) == (200, 50)
 
 
+def test_the_leaf_bench_with_queue_priorities_sets_them_on_root_and_places_every_pod() -> None:
+    from shim.bench.queues import _cluster, run_leaves
+
+    scheduler, _ = _cluster(5, 1, priorities=True)
+    assert scheduler.queue_document("root")["properties"] == {"priority.offset": "0"}
+    run = run_leaves(50, pods=200, nodes=4, freeze=False, priorities=True)
+    assert run["placed"] == 200
+
+
 def test_more_pods_than_the_leaf_bench_nodes_hold_bring_more_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
     from shim.bench import queues
 
