@@ -160,11 +160,27 @@ def test_kept_priority_order_places_what_sorting_at_every_decision_places(
     assert kept == sorted_each_time
 
 
+NO_OFFSETS = _config([0] * 8, fence=False)
+
+
+def _between_two_decisions(world: World, after: str, change: Callable[[], object]) -> None:
+    """Make `change` once `after` is bound, before the cycle's next decision: pods come and go
+    while a cycle runs (the shim's watch does not wait for it)."""
+    bind = world.out.bind
+
+    def bind_then_change(allocation: Allocation) -> None:
+        bind(allocation)
+        if allocation.key == after:
+            change()
+
+    world.out.bind = bind_then_change  # type: ignore[method-assign]
+
+
 def test_an_ask_parked_without_a_placement_lowers_its_queues_rank_within_the_cycle() -> None:
     """b's only pod (priority 5) does not fit and parks, so b and its parent p0 rank as if
     nothing in b were pending (0): after a's first pod, c (3) goes before a's second, as a full
     sort at every decision has it (a kept order that missed the park would still rank p0 at 5)."""
-    world = World(_config([0, 0, 0, 0, 0, 0, 0, 0], fence=False))
+    world = World(NO_OFFSETS)
     world.node("n0", cpu=2)
     world.pod("big", queue="root.p0.b", app="b-1", priority=5, cpu=3, created=0)
     world.pod("a1", queue="root.p0.a", app="a-1", priority=0, cpu=1, created=1)
@@ -174,21 +190,16 @@ def test_an_ask_parked_without_a_placement_lowers_its_queues_rank_within_the_cyc
 
 
 def test_a_pod_arriving_between_two_decisions_ranks_its_queue_at_the_next() -> None:
-    """Pods come while a cycle runs (the shim's watch does not wait for it): a's new pod of
-    priority 5 puts p0 ahead of p1 (1) at the very next decision, not at the next cycle."""
-    world = World(_config([0, 0, 0, 0, 0, 0, 0, 0], fence=False))
+    """a's new pod of priority 5 puts p0 ahead of p1 (1) at the very next decision, not at the
+    next cycle."""
+    world = World(NO_OFFSETS)
     world.node("n0", cpu=3)
     world.pod("c1", queue="root.p1.c", app="c-1", priority=1, cpu=1, created=0)
     world.pod("c2", queue="root.p1.c", app="c-1", priority=1, cpu=1, created=1)
     world.pod("a1", queue="root.p0.a", app="a-1", priority=0, cpu=1, created=2)
-    bind = world.out.bind
-
-    def bind_then_arrive(allocation: Allocation) -> None:
-        bind(allocation)
-        if allocation.key == "c1":
-            world.pod("urgent", queue="root.p0.a", app="a-2", priority=5, cpu=1, created=3)
-
-    world.out.bind = bind_then_arrive  # type: ignore[method-assign]
+    _between_two_decisions(
+        world, "c1", lambda: world.pod("urgent", queue="root.p0.a", app="a-2", priority=5, cpu=1, created=3)
+    )
     assert list(world.schedule()) == ["c1", "urgent", "c2"]
 
 
@@ -196,18 +207,11 @@ def test_a_pod_moved_to_another_queue_between_two_decisions_no_longer_ranks_its_
     """x (priority 5) keeps p0 just below p1 (6) until p1's first pod is placed; then x moves to
     root.f with priority 0 (its pod changed while it waited), and p1's next pod (3) outranks
     what is left in p0 (0)."""
-    world = World(_config([0, 0, 0, 0, 0, 0, 0, 0], fence=False))
+    world = World(NO_OFFSETS)
     world.node("n0", cpu=3)
     world.pod("c1", queue="root.p1.c", app="c-1", priority=6, cpu=1, created=0)
     world.pod("c2", queue="root.p1.c", app="c-1", priority=3, cpu=1, created=1)
     world.pod("a1", queue="root.p0.a", app="a-1", priority=0, cpu=1, created=2)
     world.pod("x", queue="root.p0.a", app="a-x", priority=5, cpu=1, created=3)
-    bind = world.out.bind
-
-    def bind_then_move(allocation: Allocation) -> None:
-        bind(allocation)
-        if allocation.key == "c1":
-            world.pod("x", queue="root.f", app="f-x", priority=0, cpu=1, created=3)
-
-    world.out.bind = bind_then_move  # type: ignore[method-assign]
+    _between_two_decisions(world, "c1", lambda: world.pod("x", queue="root.f", app="f-x", priority=0, cpu=1, created=3))
     assert list(world.schedule()) == ["c1", "c2", "x"]
