@@ -20,6 +20,7 @@ from core.dao import epoch_ns
 from core.lifecycle import NOT_QUEUED
 from core.objects.application import Application
 from core.objects.queue import FAIR, Queue
+from core.objects.queue_priority import current_priority
 from core.policies import app_share, order_queues
 from core.state import CoreState
 
@@ -37,10 +38,15 @@ def _app_key(leaf: Queue, app: Application, cluster: dict[str, int]) -> tuple[An
 
 
 def _leaves(state: CoreState, queue: Queue) -> list[Queue]:
-    """The leaves under `queue` in the order the cycle walks them now."""
+    """The leaves under `queue` in the order the cycle walks them now; where queue priorities
+    order siblings, ranked (as `_app_key` ranks applications) with every pending pod counted."""
     if queue.is_leaf:
         return [queue]
-    children = order_queues(queue.children.values(), state.partition.cluster_capacity)
+    cluster = state.partition.cluster_capacity
+    if state.partition.queue_priorities and queue.app_sort_priority:
+        children = sorted(queue.children.values(), key=lambda q: (-current_priority(q), q.usage_share(cluster), q.name))
+    else:
+        children = order_queues(queue.children.values(), cluster)
     return [leaf for child in children for leaf in _leaves(state, child)]
 
 

@@ -62,3 +62,51 @@ def test_the_pending_list_is_the_order_pods_are_then_placed() -> None:
     explained = taken["explain"]
     assert explained["state"] == "Pending" and explained["waiting"] == len(line)
     assert explained["position"] == listed.index("default/second-1") + 1
+
+
+def test_with_queue_priorities_the_pending_list_ranks_queues_as_the_cycle_does() -> None:
+    """team-a already runs a pod, so fairly team-b would go first; team-a's priority.offset puts
+    its pods first, in the list as in the placements that follow."""
+    config = {
+        "partitions": [
+            {
+                "name": "default",
+                "placementrules": [{"name": "tag", "value": "namespace"}],
+                "queues": [
+                    {
+                        "name": "root",
+                        "submitacl": "*",
+                        "queues": [
+                            {"name": "team-a", "properties": {"priority.offset": "50"}},
+                            {"name": "team-b"},
+                        ],
+                    }
+                ],
+            }
+        ]
+    }
+    scenario = {
+        "config": config,
+        "nodes": [node(cpu="1")],
+        "workload": [
+            pod("running", namespace="team-a", at=0, count=1, cpu="1", duration=10),
+            pod("b", namespace="team-b", at=1, count=2, cpu="1", duration=10),
+            pod("a", namespace="team-a", at=2, count=2, cpu="1", duration=10),
+        ],
+    }
+    taken: dict[str, Any] = {}
+    simulation: Simulation
+
+    def look(t: float, cluster: SimCluster) -> None:
+        if t == 2 and not taken:
+            taken["line"] = simulation.scheduler.pending_document("root")
+
+    simulation = Simulation(parse_scenario(scenario, "test"), look)
+    simulation.run()
+    report = build_report(simulation)
+    listed = [entry["name"] for entry in taken["line"]]
+    placed_after = [
+        name for _, name in sorted((p["bound"], name) for name, p in report["pods"].items() if p["bound"] > 2)
+    ]
+    assert listed == placed_after
+    assert listed[:2] == ["team-a/a-0", "team-a/a-1"]
