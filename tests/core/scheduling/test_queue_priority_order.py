@@ -26,9 +26,11 @@ from tests.core.scheduling.world import World
 LEAVES = ["root.p0.a", "root.p0.b", "root.p1.c", "root.p1.d", "root.p1.e", "root.f"]
 
 
-def _config(offsets: list[int], fence: bool) -> str:
+def _config(offsets: list[int], fence: bool, p0_fair: bool = False) -> str:
+    """p0_fair: p0 orders its own children fairly (`application.sort.priority: disabled`)."""
     a, b, c, d, e, f, p0, p1 = offsets
     fenced = ", priority.policy: fence" if fence else ""
+    fair = ", application.sort.priority: disabled" if p0_fair else ""
     return f"""
 partitions:
   - name: default
@@ -38,7 +40,7 @@ partitions:
         properties: {{preemption.delay: 1h}}
         queues:
           - name: p0
-            properties: {{priority.offset: "{p0}"}}
+            properties: {{priority.offset: "{p0}"{fair}}}
             queues:
               - {{name: a, properties: {{priority.offset: "{a}"}}}}
               - {{name: b, properties: {{priority.offset: "{b}"}}, resources: {{max: {{vcore: 3000}}}}}}
@@ -148,11 +150,11 @@ def _run(config: str, plan: list[tuple[str, int, int, int, int]]) -> list[list[t
 
 
 @settings(max_examples=1000, deadline=None)
-@given(steps, st.lists(st.integers(-3, 3), min_size=8, max_size=8), st.booleans())
+@given(steps, st.lists(st.integers(-3, 3), min_size=8, max_size=8), st.booleans(), st.booleans())
 def test_kept_priority_order_places_what_sorting_at_every_decision_places(
-    plan: list[tuple[str, int, int, int, int]], offsets: list[int], fence: bool
+    plan: list[tuple[str, int, int, int, int]], offsets: list[int], fence: bool, p0_fair: bool
 ) -> None:
-    config = _config(offsets, fence)
+    config = _config(offsets, fence, p0_fair)
     with _walking(_checked_walk):
         kept = _run(config, plan)
     with _walking(_full_sort_walk):
