@@ -35,7 +35,10 @@ _queue_of = itemgetter(-1)  # an entry's child
 Rank = Callable[["Queue"], int]  # a child's priority now, for a parent ordering by priority
 
 
-def _ranked(child: Queue, cluster: Mapping[str, int], rank: Rank) -> _Entry:
+def _entry(child: Queue, cluster: Mapping[str, int], rank: Rank | None) -> _Entry:
+    """The child's entry in its parent's order now (by priority first when `rank` is given)."""
+    if rank is None:
+        return (child.usage_share(cluster), child.name, child)
     return (-rank(child), child.usage_share(cluster), child.name, child)
 
 
@@ -193,7 +196,7 @@ class Queue:
         another queue) leaves it as it was.
 
         Where queue priorities order siblings, `rank` gives a child's priority now and the
-        highest come first (`policies.order_queues` with a change counter). A child's priority
+        highest come first (`policies.order_queues` by priority at a change counter). A child's priority
         follows its applications' best asks that may run now, which move with the change counter
         (an ask parked before it may run again): `version` is the counter the ranks are read at,
         and a new one sorts again. At one counter (pods come and go without moving it), a
@@ -223,10 +226,7 @@ class Queue:
         children = self.children.values()
         for child in children:
             child._order_key = None
-        if rank is None:
-            entries = sorted((child.usage_share(cluster), child.name, child) for child in children if child.pending)
-        else:
-            entries = sorted(_ranked(child, cluster, rank) for child in children if child.pending)
+        entries = sorted(_entry(child, cluster, rank) for child in children if child.pending)
         for entry in entries:
             entry[-1]._order_key = entry
         # a plain list while moving one entry is cheap; blocks once shifting the list is not
@@ -246,7 +246,7 @@ class Queue:
                 return True
             if self.children.get(child.name.lower()) is not child:
                 return False
-            entry = (child.usage_share(cluster), child.name, child) if rank is None else _ranked(child, cluster, rank)
+            entry = _entry(child, cluster, rank)
             if isinstance(order, list):
                 insort(order, entry)
             else:
@@ -264,7 +264,7 @@ class Queue:
                 del order[index]
                 child._order_key = None
                 return True
-            entry = (child.usage_share(cluster), child.name, child) if rank is None else _ranked(child, cluster, rank)
+            entry = _entry(child, cluster, rank)
             if (index == 0 or order[index - 1] < entry) and (index + 1 == len(order) or entry < order[index + 1]):
                 order[index] = entry  # still between its neighbours
             else:
@@ -277,7 +277,7 @@ class Queue:
             if not child.pending:
                 child._order_key = None
                 return True
-            entry = (child.usage_share(cluster), child.name, child) if rank is None else _ranked(child, cluster, rank)
+            entry = _entry(child, cluster, rank)
             order.add(entry)
         child._order_key = entry
         return True

@@ -67,12 +67,12 @@ def current_priority(queue: Queue, version: int | None = None) -> int:
         inner = max(children, default=LOWEST)
         if inner == LOWEST:
             return LOWEST
-    return offset(queue) if is_fence(queue) else _clamp(inner + offset(queue))
+    return _passed(queue, inner)
 
 
 def children_by_priority(queue: Queue, cluster: Mapping[str, int], version: int) -> Iterator[Queue]:
     """The queue's children with pending requests as `policies.order_queues(children, cluster,
-    version)` orders them (highest priority first, then fairly), from the queue's kept order."""
+    True, version)` orders them (highest priority first, then fairly), from its kept order."""
     return queue.ordered_children(cluster, lambda child: kept_priority(child, cluster, version), version)
 
 
@@ -86,7 +86,7 @@ def kept_priority(queue: Queue, cluster: Mapping[str, int], version: int) -> int
     inner = first.rank_in_parent() if first is not None else None
     if inner is None or inner == LOWEST:
         return LOWEST
-    return offset(queue) if is_fence(queue) else _clamp(inner + offset(queue))
+    return _passed(queue, inner)
 
 
 def seen_from(priority: int, leaf: Queue, top: Queue) -> int:
@@ -94,8 +94,13 @@ def seen_from(priority: int, leaf: Queue, top: Queue) -> int:
     for queue in leaf.ancestry():
         if queue is top:
             break
-        priority = offset(queue) if is_fence(queue) else _clamp(priority + offset(queue))
+        priority = _passed(queue, priority)
     return priority
+
+
+def _passed(queue: Queue, priority: int) -> int:
+    """A priority from below `queue` as seen above it: its offset added, or its fence's offset."""
+    return offset(queue) if is_fence(queue) else _clamp(priority + offset(queue))
 
 
 def _clamp(value: int) -> int:
