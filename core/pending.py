@@ -20,7 +20,6 @@ from core.dao import epoch_ns
 from core.lifecycle import NOT_QUEUED
 from core.objects.application import Application
 from core.objects.queue import FAIR, Queue
-from core.objects.queue_priority import current_priority
 from core.policies import app_share, order_queues
 from core.state import CoreState
 
@@ -42,11 +41,8 @@ def _leaves(state: CoreState, queue: Queue) -> list[Queue]:
     order siblings, ranked (as `_app_key` ranks applications) with every pending pod counted."""
     if queue.is_leaf:
         return [queue]
-    cluster = state.partition.cluster_capacity
-    if state.partition.queue_priorities and queue.app_sort_priority:
-        children = sorted(queue.children.values(), key=lambda q: (-current_priority(q), q.usage_share(cluster), q.name))
-    else:
-        children = order_queues(queue.children.values(), cluster)
+    by_priority = state.partition.queue_priorities and queue.app_sort_priority
+    children = order_queues(queue.children.values(), state.partition.cluster_capacity, by_priority)
     return [leaf for child in children for leaf in _leaves(state, child)]
 
 

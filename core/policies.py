@@ -27,9 +27,12 @@ NODE_POLICIES = (BINPACKING, FAIR)
 APP_POLICIES = (FIFO, APP_FAIR)
 
 
-def order_queues(children: Iterable[Queue], cluster: Mapping[str, int], version: int | None = None) -> list[Queue]:
-    """Fairly; with the change counter `version` (queue priorities in use), priority first."""
-    if version is None:
+def order_queues(
+    children: Iterable[Queue], cluster: Mapping[str, int], by_priority: bool = False, version: int | None = None
+) -> list[Queue]:
+    """Fairly; `by_priority` (queue priorities in use), highest current priority first: from the
+    asks that may run at the change counter `version`, or from every pending ask without one."""
+    if not by_priority:
         return sorted(children, key=lambda q: (q.usage_share(cluster), q.name))
     return sorted(children, key=lambda q: (-current_priority(q, version), q.usage_share(cluster), q.name))
 

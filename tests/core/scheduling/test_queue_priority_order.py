@@ -1,7 +1,7 @@
 """With queue priorities, a parent keeps its children in order across decisions (highest
 priority first, then fairly), repairing the children a placement, a parked or held ask moved.
 Whatever happens, the kept order must be the full sort of the pending children
-(`policies.order_queues` with the change counter) at every decision, and every cycle must place
+(`policies.order_queues` by priority at the change counter) at every decision, and every cycle must place
 the same pods, in the same order, on the same nodes as sorting at every decision did.
 """
 
@@ -81,7 +81,7 @@ def _full_sort_walk(state: CoreState, queue: Queue, now: float) -> Allocation | 
         return cycle._walk_leaf(state, queue, now)
     cluster = state.partition.cluster_capacity
     if state.partition.queue_priorities and queue.app_sort_priority:
-        children = order_queues([c for c in queue.children.values() if c.pending], cluster, state.version)
+        children = order_queues([c for c in queue.children.values() if c.pending], cluster, True, state.version)
     else:
         children = list(queue.ordered_children(cluster))
     for child in children:
@@ -100,7 +100,7 @@ def _checked_walk(state: CoreState, queue: Queue, now: float) -> Allocation | No
     if not queue.is_leaf and state.partition.queue_priorities and queue.app_sort_priority:
         cluster, version = state.partition.cluster_capacity, state.version
         kept = list(children_by_priority(queue, cluster, version))
-        full = order_queues([c for c in queue.children.values() if c.pending], cluster, version)
+        full = order_queues([c for c in queue.children.values() if c.pending], cluster, True, version)
         assert [c.path for c in kept] == [c.path for c in full]
     return _kept_walk(state, queue, now)
 
