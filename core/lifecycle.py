@@ -64,8 +64,7 @@ def queue_ask(state: CoreState, ask: Ask, now: float) -> None:
     queue.add_pending(ask.resource)
     queue.pending_apps[app.app_id] = app
     queue.reorder(app)
-    if state.partition.queue_priorities:
-        queue.candidates_changed()
+    state.candidates_changed(app, queue)
     state.ask_app[ask.key] = app
     state.ask_quota[ask.key] = quota
     state.pending_since.setdefault(ask.key, now)
@@ -159,8 +158,7 @@ def remove_ask(state: CoreState, key: str, now: float) -> None:
         if not app.asks:
             queue.pending_apps.pop(app.app_id, None)
         queue.reorder(app)
-        if state.partition.queue_priorities:
-            queue.candidates_changed()
+        state.candidates_changed(app, queue)
     state.ask_quota.pop(key, None)
     state.quotas.remove_request(key)
     settle(state, app, now)

@@ -137,11 +137,13 @@ class CoreState:
     def bump(self) -> None:
         self.version += 1
 
-    def candidates_changed(self, app: Application) -> None:
-        """The application parked or let go of an ask: where queue priorities order sibling
-        queues, its queues' ranks may have moved (`Queue.ordered_children`)."""
+    def candidates_changed(self, app: Application, leaf: Queue | None = None) -> None:
+        """An ask of the application (in `leaf`, when the caller has it) came, went, parked or was
+        let go: where queue priorities order sibling queues, its queues' ranks may have moved
+        (`Queue.ordered_children`)."""
         if self.partition.queue_priorities:
-            leaf = self.partition.find_queue(app.queue_path)
+            if leaf is None:
+                leaf = self.partition.find_queue(app.queue_path)
             if leaf is not None:
                 leaf.candidates_changed()
 
