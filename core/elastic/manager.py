@@ -240,13 +240,16 @@ class ElasticQuotaManager:
         with self._lock:
             if key in self._requests:
                 self.remove_request(key)
-            self._requests[key] = self._shape(quota, resource, preemptible)
+            # The request is counted by the shape's object, which `remove_request` takes off
+            # again: an equal request of another object would be counted apart and removed
+            # from the shape's, leaving one count below zero and the other above.
+            pod = self._requests[key] = self._shape(quota, resource, preemptible)
             self._pod_count[quota] = self._pod_count.get(quota, 0) + 1
-            _sum_of(self._requested, quota).add(resource, 1)
+            _sum_of(self._requested, quota).add(pod.resource, 1)
             if self._in_tree(quota):
                 # with the root's pool current, a pod's request changes only its own path's
                 # runtimes where every sibling already had its request (shares.py)
-                self._fresh_tree().add_pod_request(quota, resource, 1)
+                self._fresh_tree().add_pod_request(quota, pod.resource, 1)
 
     def _shape(self, quota: str, resource: Resource, preemptible: bool) -> _Pod:
         return self._shapes.shared(_Pod(quota, resource, preemptible))

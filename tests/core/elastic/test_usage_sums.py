@@ -4,7 +4,7 @@ placements, releases and reads, and whether pods of one size share a request obj
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from core.elastic import manager
@@ -52,6 +52,18 @@ def _fresh_sum(resources: list[Resource]) -> dict[str, int]:
 
 @settings(max_examples=150, deadline=None)
 @given(OPS, st.sampled_from([2, manager._PENDING_SHAPES]))
+# Found in CI: a request of an object of its own, withdrawn, then an equal shared one for the same
+# pod, withdrawn: the second was counted by its own object and taken off the first's.
+@example(
+    [
+        ("add", 0, 0, False),
+        ("add", 1, 9, True),
+        ("withdraw", 1, 0, False),
+        ("add", 1, 1, True),
+        ("withdraw", 1, 0, False),
+    ],
+    manager._PENDING_SHAPES,
+)
 def test_used_and_requested_sums_equal_a_fresh_sum_at_every_read(
     ops: list[tuple[str, int, int, bool]], kept: int
 ) -> None:
