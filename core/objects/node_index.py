@@ -250,6 +250,8 @@ class NodeIndex:
         """The nodes whose domains count for a topology spread: they hold every key of the pod's
         constraints, match its node affinity (policy Honor) and carry no taint it does not
         tolerate (policy Honor)."""
+        if self._dirty:
+            self._rebuild()  # the kept masks have the old node count until then
         cache_key = (constraints, keys, honor_affinity, honor_taints)
         mask = self._eligible.get(cache_key)
         if mask is None:
@@ -267,6 +269,8 @@ class NodeIndex:
 
     # -- choosing ------------------------------------------------------------------------
     def name(self, pos: int) -> str:
+        if self._dirty:
+            self._rebuild()
         return self._names[pos]
 
     def select(

@@ -121,3 +121,25 @@ def test_a_namespace_selector_follows_the_namespaces_labels_as_they_change() -> 
     assert pods["data/db"]["node"] == "b"
     # `data` is not env=prod until t=10: the db there does not count before, and does after.
     assert (pods["web/cache"]["node"], pods["web/cache"]["bound"]) == ("b", 10)
+
+
+def test_zone_spread_keeps_scheduling_after_a_node_leaves() -> None:
+    """A scale-down between two batches of a spread deployment: the second batch is placed
+    over the nodes left (the index's node count changed under the kept spread masks)."""
+    constraint = {
+        "maxSkew": 1,
+        "topologyKey": ZONE,
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"app": "train"}},
+    }
+    first = pod("w", count=4, duration=100, labels={"app": "train"}, topologySpreadConstraints=[constraint])
+    second = pod("v", at=20, count=4, duration=100, labels={"app": "train"}, topologySpreadConstraints=[constraint])
+    scenario = {
+        "nodes": zones(3, 3),
+        "workload": [first, second],
+        "events": [{"at": 10, "action": "remove-node", "name": "zone2-2"}],
+        "until": 200,
+    }
+    pods = simulate(scenario)["pods"]
+    assert all(p["state"] == "Succeeded" for p in pods.values()), pods
+    assert sorted(p["node"][:5] for p in pods.values()).count("zone1") == 4
