@@ -113,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     simulate = commands.add_parser("simulate", help="run a scenario on a simulated cluster (no cluster needed)")
-    simulate.add_argument("scenario", help="scenario YAML file (see examples/)")
+    simulate.add_argument("scenario", help="scenario YAML file, or the name of an example (`herder examples`)")
     simulate.add_argument("--json", action="store_true", help="print the whole report as JSON")
     simulate.add_argument("--out", metavar="DIR", help="write report.json and PNG charts into DIR")
     simulate.add_argument(
@@ -130,6 +130,10 @@ def build_parser() -> argparse.ArgumentParser:
     from shim.explain import add_parser as add_explain
 
     add_explain(commands)
+
+    from shim.sim.examples import add_parser as add_examples
+
+    add_examples(commands)
 
     bench = commands.add_parser("bench", help="measure scheduling speed and memory on a synthetic cluster")
     bench.add_argument("--nodes", type=int, default=5000, help="nodes in the synthetic cluster")

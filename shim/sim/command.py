@@ -9,10 +9,12 @@ only when stderr is a terminal and `--quiet` is not given, so `--json` output st
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sys
 import time
+from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -21,6 +23,7 @@ from shim.command import EXIT_INVALID, EXIT_OK, EXIT_USAGE, parse_set_options
 from shim.sim.charts import ChartsUnavailable, write_charts
 from shim.sim.cluster import PENDING, RUNNING, SimCluster
 from shim.sim.engine import Simulation
+from shim.sim.examples import UnknownExample, close_examples, find_example
 from shim.sim.report import build_report
 from shim.sim.scenario import Scenario, ScenarioError, load_scenario
 from shim.sim.summary import human_summary
@@ -80,6 +83,24 @@ def _json(report: dict[str, Any], indent: int) -> str:
     return json.dumps(report, separators=(",", ":"))
 
 
+def _load(spelling: str, overrides: dict[str, str]) -> Scenario:
+    """The scenario file `spelling` names, else the shipped example of that name (`gangs`,
+    `examples/gangs.yaml`); OSError (with a hint) when neither exists."""
+    path = Path(spelling)
+    if path.exists():
+        return load_scenario(path, overrides)
+    try:
+        example = find_example(spelling)
+    except UnknownExample:
+        close = close_examples(spelling)
+        hint = "; `herder examples` lists the examples"
+        if close:
+            hint = f"; did you mean the example {' or '.join(close)}?"
+        raise FileNotFoundError(errno.ENOENT, f"No such file or directory{hint}") from None
+    with resources.as_file(example.resource) as file:
+        return load_scenario(file, overrides)
+
+
 def simulate_command(args: argparse.Namespace) -> int:
     path = Path(args.scenario)
     try:
@@ -88,7 +109,7 @@ def simulate_command(args: argparse.Namespace) -> int:
         _fail("bad --set option:", err.problems)
         return EXIT_USAGE
     try:
-        scenario = load_scenario(path, overrides)
+        scenario = _load(args.scenario, overrides)
     except OSError as err:
         _fail(f"cannot read {path}: {err.strerror}")
         return EXIT_USAGE

@@ -14,7 +14,7 @@ from shim.sim.engine import Simulation
 from shim.sim.report import build_report
 from shim.sim.scenario import load_scenario, parse_scenario
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "shim" / "sim" / "examples"
 
 
 def node(name: str = "worker", count: int = 1, cpu: str = "8", memory: str = "32Gi", **extra: Any) -> dict[str, Any]:

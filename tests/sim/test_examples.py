@@ -1,4 +1,4 @@
-"""Every example in examples/ runs cleanly and shows the behaviour its comments explain."""
+"""Every shipped example (shim/sim/examples/) runs cleanly and shows the behaviour its comments explain."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The simulator plays the shim's part for gangs: placeholder pods in the report, replaced,
-released on timeout; examples/gangs.yaml shows what its comments say."""
+released on timeout; the gangs example shows what its comments say."""
 
 from __future__ import annotations
 
