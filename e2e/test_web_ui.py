@@ -1,5 +1,7 @@
 """YuniKorn's own web UI (yunikorn-web) renders Herder's data: every page, no error page, no
-`<nil>` pod name and no 1970 date, checked in headless Chromium with a screenshot per page.
+`<nil>` pod name and no 1970 date, checked in headless Chromium with a screenshot per page:
+against Herder on a cluster (or the emulator), and against a served simulation (`herder
+simulate queue-preemption --serve`, or the one at HERDER_SIMULATION_URL).
 
 The UI is Apache yunikorn-web's production build, which is not part of this repository: build
 it from its public repository and point `YUNIKORN_WEB_DIST` at `dist/yunikorn-web` (see
@@ -12,11 +14,17 @@ serves the build and proxies `/ws/` to Herder's REST API, as the published image
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import shutil
+import signal
+import subprocess
+import sys
 import threading
+import urllib.request
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 
@@ -90,15 +98,16 @@ def ui_app(dist: Path, herder_url: str) -> web.Application:
     return app
 
 
-@pytest.fixture
-def ui_url(cluster: Cluster) -> Iterator[str]:
+@contextmanager
+def ui_server(herder_url: str) -> Iterator[str]:
+    """yunikorn-web's server in miniature on a free port, in a thread; yields its URL."""
     loop = asyncio.new_event_loop()
     started = threading.Event()
     holder: dict[str, object] = {}
 
     def serve() -> None:
         asyncio.set_event_loop(loop)
-        runner = web.AppRunner(ui_app(Path(DIST), cluster.herder_url))
+        runner = web.AppRunner(ui_app(Path(DIST), herder_url))
         loop.run_until_complete(runner.setup())
         site = web.TCPSite(runner, "127.0.0.1", 0)
         loop.run_until_complete(site.start())
@@ -110,12 +119,20 @@ def ui_url(cluster: Cluster) -> Iterator[str]:
     thread = threading.Thread(target=serve, name="yunikorn-web", daemon=True)
     thread.start()
     started.wait(10)
-    yield f"http://127.0.0.1:{holder['port']}"
-    runner = holder["runner"]
-    assert isinstance(runner, web.AppRunner)
-    asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(10)
+    try:
+        yield f"http://127.0.0.1:{holder['port']}"
+    finally:
+        runner = holder["runner"]
+        assert isinstance(runner, web.AppRunner)
+        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+
+
+@pytest.fixture
+def ui_url(cluster: Cluster) -> Iterator[str]:
+    with ui_server(cluster.herder_url) as url:
+        yield url
 
 
 @pytest.fixture
@@ -152,18 +169,59 @@ def test_every_yunikorn_web_page_renders_herders_data(
         bound(cluster, namespace, f"web-{index}")
     queue = f"root.e2e.{namespace}"
     [app] = rest(cluster, f"/ws/v1/partition/default/queue/{queue}/applications")
+    problems = check_pages(browser, ui_url, queue, app["applicationID"], node, f"{namespace}/web-0", "cluster")
+    assert not problems, "; ".join(problems)
+
+
+@pytest.fixture
+def simulation_url() -> Iterator[str]:
+    """`herder simulate queue-preemption --serve --speed 20` (docs/web-ui.md), or the served
+    simulation at HERDER_SIMULATION_URL when one is given."""
+    given = os.environ.get("HERDER_SIMULATION_URL")
+    if given:
+        yield given.rstrip("/")
+        return
+    command = [sys.executable, "-m", "shim.cli", "simulate", "queue-preemption", "--serve", "--speed", "20"]
+    command += ["--port", "0", "--quiet"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        found = re.search(r"on (http://127\.0\.0\.1:\d+) ", process.stderr.readline())
+        assert found, "herder simulate --serve did not say where it serves"
+        yield found.group(1)
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(30)
+
+
+def test_every_yunikorn_web_page_renders_a_served_simulation(simulation_url: str, browser: object) -> None:
+    def ml_running() -> dict[str, object] | None:
+        with urllib.request.urlopen(f"{simulation_url}/ws/v1/partition/default/queue/root.ml/applications") as answer:
+            apps = json.loads(answer.read())
+        return apps[0] if apps and apps[0].get("allocations") else None
+
+    app = eventually(ml_running, "ml's pods to run (t=90 of the simulation, 4.5 s in)", timeout=60)
+    allocation = app["allocations"][0]  # type: ignore[index]
+    tags = allocation["allocationTags"]
+    pod_name = f"{tags['kubernetes.io/meta/namespace']}/{tags['kubernetes.io/meta/podName']}"
+    with ui_server(simulation_url) as ui_url:
+        problems = check_pages(
+            browser, ui_url, "root.ml", str(app["applicationID"]), allocation["nodeId"], pod_name, "simulation"
+        )
+    assert not problems, "; ".join(problems)
+
+
+def check_pages(
+    driver: object, ui_url: str, queue: str, app_id: str, node: str, pod_name: str, prefix: str
+) -> list[str]:
+    """Open each page; what went wrong on any (error page, `<nil>` pod, a date in 1970)."""
     ARTEFACTS.mkdir(parents=True, exist_ok=True)
-    driver = browser
-    pod_name = f"{namespace}/web-0"
     # (page, what to open, text the page must then show)
     pages = (
         ("dashboard", "#/dashboard", "Application History"),
         ("queues", "#/queues", "root"),
-        (
-            "applications",
-            f"#/applications?partition=default&queue={queue}&applicationId={app['applicationID']}",
-            pod_name,
-        ),
+        ("applications", f"#/applications?partition=default&queue={queue}&applicationId={app_id}", pod_name),
         ("nodes", "#/nodes", node),
         ("status", "#/status", "Negative resources"),
     )
@@ -174,14 +232,14 @@ def test_every_yunikorn_web_page_renders_herders_data(
         if page == "nodes":  # open the node's allocations
             _click_row(driver, node)
             text = eventually(lambda: _showing(driver, pod_name), f"node {node}'s pods", timeout=30)
-        driver.save_screenshot(str(ARTEFACTS / f"{page}.png"))  # type: ignore[attr-defined]
+        driver.save_screenshot(str(ARTEFACTS / f"{prefix}-{page}.png"))  # type: ignore[attr-defined]
         if "/error" in str(driver.current_url):  # type: ignore[attr-defined]
             problems.append(f"{page}: the UI went to its error page ({text[:200]!r})")
         if "<nil>" in text:
             problems.append(f"{page}: a pod shows as <nil>")
         if re.search(r"\b1970\b", text):
             problems.append(f"{page}: a date in 1970")
-    assert not problems, "; ".join(problems)
+    return problems
 
 
 def _showing(driver: object, expected: str) -> str | None:

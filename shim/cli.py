@@ -121,6 +121,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     simulate.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a setting")
     simulate.add_argument("--quiet", action="store_true", help="no progress bar")
+    simulate.add_argument(
+        "--serve",
+        action="store_true",
+        help="play the scenario in (simulated) real time and serve Herder's REST API, event stream and /metrics"
+        " over it, for herder explain, YuniKorn's web UI and Prometheus (Ctrl+C stops)",
+    )
+    simulate.add_argument(
+        "--speed", type=float, metavar="N", help="with --serve: N simulated seconds per second (default 1)"
+    )
+    simulate.add_argument("--port", type=int, metavar="P", help="with --serve: the port (default 9080; 0: any free)")
+    simulate.add_argument("--address", metavar="A", help="with --serve: the address to listen on (default 127.0.0.1)")
     simulate.set_defaults(handler=simulate_command)
 
     validate = commands.add_parser("validate", help="check a queues.yaml (or the scheduler ConfigMap)")

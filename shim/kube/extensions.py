@@ -4,9 +4,10 @@ Each part lives in its own module, written and tested on its own; this module is
 place that starts and stops them with the operator, so `herder run` has one list to read:
 
 - REST API and /metrics (`shim.rest`): on `--rest-port` (0: off), in its own thread and event
-  loop so a slow client never delays kopf's watches. Started before kopf (`start_rest`), so
-  a port already taken stops start-up with a clear message instead of running without REST;
-  the probes answer from then on (`/readyz` 503 until the initial sync).
+  loop (`shim.rest.server`, which `herder simulate --serve` uses too) so a slow client never
+  delays kopf's watches. Started before kopf (`start_rest`), so a port already taken stops
+  start-up with a clear message instead of running without REST; the probes answer from then
+  on (`/readyz` 503 until the initial sync).
 - Status writers (`shim.kube.write.status`): ElasticQuota `status.used` and runtime annotations,
   pod PodScheduled=False conditions, throttled Kubernetes Events. WIRING POINT: started here
   when the module exists (see `_start_status`).
@@ -20,7 +21,6 @@ import asyncio
 import importlib.util
 import logging
 import socket
-import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     import kopf
 
     from shim.kube.operator import HerderOperator
-    from shim.rest.access import RestAccess
+    from shim.rest import RestThread
 
 log = logging.getLogger("herder.operator")
 
@@ -44,62 +44,12 @@ def _available(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-class RestThread:
-    """The REST server on its own event loop and thread."""
-
-    def __init__(self, op: HerderOperator, host: str, port: int, access: RestAccess | None = None) -> None:
-        self._op = op
-        self._host = host
-        self._port = port
-        self._access = access
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._stop: asyncio.Event | None = None
-        self._error: BaseException | None = None
-        self.port = 0
-        self._thread = threading.Thread(target=self._run, name="herder-rest", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-        self._ready.wait(30)
-        if self._error is not None:
-            raise self._error
-
-    def stop(self) -> None:
-        if self._stop is not None:
-            self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(30)
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        try:
-            self._loop.run_until_complete(self._serve())
-        finally:
-            self._loop.close()
-
-    async def _serve(self) -> None:
-        from shim.rest import build_rest_app, start_rest_server
-
-        self._stop = asyncio.Event()
-        app = build_rest_app(self._op.scheduler, self._op.status, self._op.metrics, access=self._access)
-        try:
-            runner = await start_rest_server(app, self._host, self._port)
-        except OSError as error:
-            self._error = error
-            self._ready.set()
-            return
-        addresses = runner.addresses
-        self.port = int(addresses[0][1]) if addresses else self._port
-        log.info("REST API and /metrics on http://%s:%d", self._host, self.port)
-        self._ready.set()
-        await self._stop.wait()
-        await runner.cleanup()
-
-
 def start_rest(op: HerderOperator) -> RestThread | None:
     """Serve REST and /metrics when a port is configured; OSError when it cannot be bound."""
     if op.options.rest_port is None:
         return None
+    from shim.rest import RestThread
+
     rest = RestThread(op, op.options.rest_host, op.options.rest_port, op.options.rest_access)
     rest.start()
     op.rest_port = rest.port

@@ -1,6 +1,6 @@
 """Herder's read-only REST API and `/metrics`, on YuniKorn's paths and JSON field names.
 
-The public surface is four names; the operator needs nothing else:
+The public surface is these names; the operator and the simulator need nothing else:
 
     from shim.rest import RestStatus, ShimMetrics, build_rest_app, start_rest_server
 
@@ -11,6 +11,11 @@ The public surface is four names; the operator needs nothing else:
     runner = await start_rest_server(app, "0.0.0.0", 9080)
     ...
     await runner.cleanup()
+
+or, on a thread and event loop of its own (`herder run`, `herder simulate --serve`):
+
+    server = RestThread(backend, "0.0.0.0", 9080)   # backend: .scheduler, .status, .metrics
+    server.start()  ...  server.stop()
 
 Endpoints (docs/rest-api.md has an example of each):
 
@@ -34,6 +39,15 @@ Handlers read the scheduler on the application's own threads, never on the event
 
 from shim.metrics import ShimMetrics
 from shim.rest.app import DEFAULT_PORT, build_rest_app, start_rest_server
+from shim.rest.server import RestBackend, RestThread
 from shim.rest.status import RestStatus
 
-__all__ = ["DEFAULT_PORT", "RestStatus", "ShimMetrics", "build_rest_app", "start_rest_server"]
+__all__ = [
+    "DEFAULT_PORT",
+    "RestBackend",
+    "RestStatus",
+    "RestThread",
+    "ShimMetrics",
+    "build_rest_app",
+    "start_rest_server",
+]

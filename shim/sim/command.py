@@ -1,5 +1,8 @@
 """`herder simulate SCENARIO`: load, run, and show or write the report.
 
+SCENARIO is a file, or the name of a shipped example (`shim.sim.examples`). With `--serve` the
+run is paced and served over REST while it plays (`shim.sim.serve`).
+
 Exit codes: 0 the scenario ran (whatever happened inside it: a pod that cannot run is a
 result, not an error); 1 the scenario is invalid (every problem listed on stderr); 2 the
 command line is wrong or a file cannot be read or written. A progress line goes to stderr
@@ -11,9 +14,11 @@ from __future__ import annotations
 import argparse
 import errno
 import json
+import math
 import os
 import sys
 import time
+from functools import partial
 from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
@@ -26,6 +31,7 @@ from shim.sim.engine import Simulation
 from shim.sim.examples import UnknownExample, close_examples, find_example
 from shim.sim.report import build_report
 from shim.sim.scenario import Scenario, ScenarioError, load_scenario
+from shim.sim.serve import ServeOptions, serve_simulation
 from shim.sim.summary import human_summary
 
 REPORT_FILE = "report.json"
@@ -120,11 +126,42 @@ def simulate_command(args: argparse.Namespace) -> int:
         _fail("bad --set option:", [f"--set {problem}" for problem in err.problems])
         return EXIT_USAGE
 
+    serve = _serve_options(args)
+    if isinstance(serve, str):
+        _fail(serve)
+        return EXIT_USAGE
     progress = None
     if sys.stderr.isatty() and not args.quiet:
         progress = ProgressLine(sys.stderr, _horizon(scenario), exact=scenario.until is not None)
+    show = partial(_show, args=args, progress=progress)
+    if serve is not None:
+        return serve_simulation(scenario, serve, progress, show)
     simulation = Simulation(scenario, progress)
     simulation.run()
+    return show(simulation)
+
+
+def _serve_options(args: argparse.Namespace) -> ServeOptions | str | None:
+    """`--serve` and its options; a string says what is wrong with them."""
+    speed, port, address = (getattr(args, name, None) for name in ("speed", "port", "address"))
+    if not getattr(args, "serve", False):
+        flags = {"--speed": speed, "--port": port, "--address": address}
+        given = [flag for flag, value in flags.items() if value is not None]
+        return f"{', '.join(given)} only with --serve" if given else None
+    options = ServeOptions()
+    if speed is not None and not (math.isfinite(speed) and speed > 0):
+        return f"--speed {speed:g}: must be a number above 0 (simulated seconds per second)"
+    if port is not None and not 0 <= port <= 65535:
+        return f"--port {port}: must be from 0 (any free port) to 65535"
+    return ServeOptions(
+        speed=options.speed if speed is None else speed,
+        address=address or options.address,
+        port=options.port if port is None else port,
+    )
+
+
+def _show(simulation: Simulation, args: argparse.Namespace, progress: ProgressLine | None) -> int:
+    """The summary, or the report on stdout and/or into `--out`, once the run is over."""
     if progress is not None:
         progress.close()
     report = build_report(simulation)

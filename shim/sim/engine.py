@@ -50,6 +50,7 @@ from shim.sim.timeline import Timeline
 MAX_ROUNDS = 1000  # scheduling rounds at one moment; more means the core and the cluster disagree
 
 Progress = Callable[[float, SimCluster], None]
+Pace = Callable[[float], None]  # returns once the simulated moment t may happen
 
 
 def moment_key(t: float) -> str:
@@ -58,11 +59,16 @@ def moment_key(t: float) -> str:
 
 
 class Simulation:
-    def __init__(self, scenario: Scenario, progress: Progress | None = None) -> None:
+    def __init__(self, scenario: Scenario, progress: Progress | None = None, epoch: float | None = None) -> None:
+        """`epoch`: the Unix time the simulated t=0 stands for in the scheduler's documents (its
+        REST answers, event records); without it t=0 is the epoch itself, as in the report."""
         self.scenario = scenario
         self.now = 0.0
         self.callbacks = SimCallbacks()
-        self.scheduler = Scheduler(self.callbacks, scenario.config, scenario.settings, clock=lambda: self.now)
+        wall_clock = None if epoch is None else (lambda: epoch + self.now)
+        self.scheduler = Scheduler(
+            self.callbacks, scenario.config, scenario.settings, clock=lambda: self.now, wall_clock=wall_clock
+        )
         self.agenda = Agenda()
         self.cluster = SimCluster(self.scheduler, self.callbacks, self._started, self._app_idle)
         self.timeline = Timeline()
@@ -118,7 +124,9 @@ class Simulation:
         return base if seen == 0 else f"{base}#{seen + 1}"
 
     # -- running -------------------------------------------------------------------------
-    def run(self) -> None:
+    def run(self, pace: Pace | None = None) -> None:
+        """Play the scenario to its end; `pace(t)` (a served simulation's clock) returns when
+        the moment t may happen, else the clock jumps at once."""
         started = time.perf_counter()
         until = self.scenario.until
         self._setup()
@@ -128,8 +136,12 @@ class Simulation:
             upcoming = [t for t in moments if t is not None]
             if not upcoming or (until is not None and min(upcoming) > until):
                 break
+            if pace is not None:
+                pace(min(upcoming))
             self._moment(min(upcoming))
         if until is not None and until > self.now:
+            if pace is not None:
+                pace(until)
             self.now = until
             self._settle(until)
             self._sample(until)
