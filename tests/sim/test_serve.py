@@ -80,7 +80,9 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., Served]]:
     def start(*args: str) -> Served:
         command = [sys.executable, "-m", "shim.cli", "simulate", *args, "--serve", "--port", "0", "--quiet"]
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process = subprocess.Popen(
+            command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         started.append(process)
         assert process.stderr is not None
         line = process.stderr.readline()
