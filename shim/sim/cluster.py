@@ -56,7 +56,8 @@ from shim.sim.storage import STORAGE_KINDS, SimStorage
 PENDING = "Pending"
 RUNNING = "Running"
 SUCCEEDED = "Succeeded"
-EVICTED = "Evicted"
+EVICTED = "Evicted"  # removed after it was bound (evicted, preempted, with its node, deleted)
+DELETED = "Deleted"  # deleted while pending: it never ran
 FOREIGN = "Foreign"
 REPLACED = "Replaced"  # a placeholder a real pod took the place of
 RELEASED = "Released"  # a placeholder deleted unused (timeout, completion, too small)
@@ -147,7 +148,7 @@ class SimCluster:
         self.waiting_foreign: list[SimPod] = []
         self.changes = 0  # inputs given to the core; the engine compares it between moments
         self._refused_binds: set[str] = set()
-        self.counts = dict.fromkeys((PENDING, RUNNING, SUCCEEDED, EVICTED, FOREIGN), 0)
+        self.counts = dict.fromkeys((PENDING, RUNNING, SUCCEEDED, EVICTED, DELETED, FOREIGN), 0)
 
     def _move(self, pod: SimPod, state: str, now: float) -> None:
         self.counts[pod.state] -= 1
@@ -471,7 +472,8 @@ class SimCluster:
         if pod in self.waiting_foreign:
             self.waiting_foreign.remove(pod)
         pending = pod.state == PENDING
-        self._gone(pod, now, f"deleted by the scenario at {now:g}s")
+        waited = self.scheduler.pending_reason(pod.key) if pending else None
+        self._gone(pod, now, f"deleted by the scenario at {now:g}s" + (f" while waiting: {waited}" if waited else ""))
         if pending:
             self.scheduler.remove_ask(pod.key, now)
         else:
@@ -483,6 +485,9 @@ class SimCluster:
         self._vacate(pod)
         pod.reason = reason
         if pod.state == FOREIGN:
+            pod.finished = now
+        elif pod.state == PENDING:
+            self._move(pod, DELETED, now)
             pod.finished = now
         else:
             self._move(pod, EVICTED, now)

@@ -5,8 +5,9 @@
                                    "reason", "queue", "quota", "user", "placeholder" (gangs' only)}},
      "state":     the full state dump at the end (GET /ws/v1/fullstatedump),
      "snapshots": {"<t>": the full state dump at t},
-     "summary":   {"pods", "bound", "pending", "running", "evicted", "finished", "foreign",
-                   "placeholders", "sim_seconds", "wall_seconds"},
+     "summary":   {"pods", "bound", "pending", "running", "evicted", "finished", "deleted",
+                   "foreign", "placeholders", "sim_seconds", "wall_seconds"},
+                  (pods = pending + running + finished + evicted + deleted: each pod in one state)
      "events":    the core's scheduling events and the simulator's own (type SCENARIO), in order,
      "timeline":  samples of queue usage, quota used/runtime and pod counts (see timeline.py)}
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shim.sim.cluster import EVICTED, FOREIGN, PENDING, RUNNING, SUCCEEDED, SimPod
+from shim.sim.cluster import DELETED, EVICTED, FOREIGN, PENDING, RUNNING, SUCCEEDED, SimPod
 from shim.sim.engine import Simulation
 
 
@@ -66,7 +67,9 @@ def build_report(sim: Simulation) -> dict[str, Any]:
     pending_queue = _pending_queues(state)
     pods = {name: pod_entry(sim, pod, pending_queue) for name, pod in sim.cluster.pods.items()}
     herder = [pod for pod in sim.cluster.pods.values() if pod.herder and not pod.placeholder]
-    by_state = {s: sum(1 for pod in herder if pod.state == s) for s in (PENDING, RUNNING, SUCCEEDED, EVICTED)}
+    by_state = dict.fromkeys((PENDING, RUNNING, SUCCEEDED, EVICTED, DELETED), 0)
+    for pod in herder:
+        by_state[pod.state] = by_state.get(pod.state, 0) + 1
     summary = {
         "pods": len(herder),
         "bound": sum(1 for pod in herder if pod.bound is not None),
@@ -74,6 +77,7 @@ def build_report(sim: Simulation) -> dict[str, Any]:
         "running": by_state[RUNNING],
         "evicted": by_state[EVICTED],
         "finished": by_state[SUCCEEDED],
+        "deleted": by_state[DELETED],
         "foreign": sum(1 for pod in sim.cluster.pods.values() if pod.state == FOREIGN),
         "placeholders": sum(1 for pod in sim.cluster.pods.values() if pod.placeholder),
         "sim_seconds": seconds(sim.now),

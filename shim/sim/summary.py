@@ -11,8 +11,30 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-NOTABLE = ("Evicted", "Preempted", "ConfigRefused", "QuotaRefused", "BindRefused", "SettingsRefused", "NodeRefused")
+# Counted under "Events worth a look".
+NOTABLE = (
+    "Evicted",
+    "Preempted",
+    "EvictionRefused",
+    "ConfigRefused",
+    "QuotaRefused",
+    "BindRefused",
+    "SettingsRefused",
+    "NodeRefused",
+    "PlaceholderTooSmall",
+)
+# What happened to applications as a whole (gangs reserving or failing, rejections), each
+# shown with its time and message under "Applications and gangs".
+APPLICATION_EVENTS = ("GangReserved", "ResourceReservationTimeout", "Failed", "Rejected")
 SHOWN = 5
+# Each of Herder's pods is in one of these states at the end, in this order in the summary.
+POD_STATES = (
+    ("running", "running"),
+    ("finished", "finished"),
+    ("evicted", "evicted"),
+    ("deleted", "deleted before they ran"),
+    ("pending", "pending"),
+)
 
 
 def amount(resource: str, value: int) -> str:
@@ -67,11 +89,10 @@ def _quotas(docs: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
 def human_summary(report: Mapping[str, Any]) -> str:
     summary, pods = report["summary"], report["pods"]
+    states = ", ".join(f"{summary.get(key, 0)} {label}" for key, label in POD_STATES)
     lines = [
         f"{report['name']}: {summary['sim_seconds']} s simulated in {summary['wall_seconds']:.2f} s",
-        f"Herder's pods: {summary['pods']} ({summary['bound']} bound: {summary['running']} running,"
-        f" {summary['finished']} finished, {summary['evicted']} evicted; {summary['pending']} pending)"
-        f"; other schedulers' pods: {summary['foreign']}",
+        f"Herder's pods: {summary['pods']}: {states}; other schedulers' pods: {summary['foreign']}",
     ]
     peaks = _peaks(report["timeline"])
     current = {q["queuename"]: q for q in _queues(report["state"])}
@@ -111,6 +132,8 @@ def human_summary(report: Mapping[str, Any]) -> str:
             lines.append(f"  {name} at {pod['evicted']} s: {pod['reason']}")
         if len(evicted) > SHOWN:
             lines.append(f"  ... and {len(evicted) - SHOWN} more")
+    lines.extend(_deleted(pods))
+    lines.extend(_applications(report))
     notable = Counter(e["reason"] for e in report["events"] if e["reason"] in NOTABLE)
     if notable:
         lines.append("Events worth a look: " + ", ".join(f"{n} {reason}" for reason, n in sorted(notable.items())))
@@ -144,4 +167,38 @@ def _waited(report: Mapping[str, Any]) -> list[str]:
         names = ", ".join(name for name, _ in waits[:SHOWN]) + (" ..." if len(waits) > SHOWN else "")
         lines.append(f"  {len(waits)} pod(s), up to {longest:g} s: {reason}")
         lines.append(f"      {names}")
+    return lines
+
+
+def _deleted(pods: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Pods deleted while they waited, grouped by why (they never ran, so they are not evicted)."""
+    groups: dict[str, list[str]] = defaultdict(list)
+    for name, pod in pods.items():
+        if pod["state"] == "Deleted":
+            groups[pod["reason"] or "deleted"].append(name)
+    if not groups:
+        return []
+    lines = ["Deleted before they ran:"]
+    for reason, names in sorted(groups.items(), key=lambda item: -len(item[1])):
+        shown = ", ".join(names[:SHOWN]) + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
+        lines.append(f"  {len(names)} pod(s): {reason}")
+        lines.append(f"      {shown}")
+    return lines
+
+
+def _applications(report: Mapping[str, Any]) -> list[str]:
+    """Gangs reserving, timing out or failing, applications rejected; and where placeholders went."""
+    happened = [e for e in report["events"] if e["type"] == "APP" and e["reason"] in APPLICATION_EVENTS]
+    placeholders = Counter(pod["state"] for pod in report["pods"].values() if pod.get("placeholder"))
+    if not happened and not placeholders:
+        return []
+    lines = ["Applications and gangs:"]
+    for event in happened[: 2 * SHOWN]:
+        lines.append(f"  at {event['timestamp']:g} s {event['objectID']}: {event['reason']}: {event['message']}")
+    if len(happened) > 2 * SHOWN:
+        lines.append(f"  ... and {len(happened) - 2 * SHOWN} more")
+    if placeholders:
+        fates = {"Replaced": "replaced by their pods", "Released": "released unused", "Running": "still holding room"}
+        parts = [f"{placeholders[state]} {fates.get(state, state)}" for state in sorted(placeholders)]
+        lines.append(f"  placeholders: {sum(placeholders.values())} placed: " + ", ".join(parts))
     return lines

@@ -72,7 +72,7 @@ def test_human_summary_says_what_ran_and_why_pods_wait(tmp_path: Path, capsys: p
     path = write(tmp_path, {"nodes": [node(cpu="2")], "workload": [pod("job", count=3, cpu="1")], "until": 10})
     assert main(["simulate", str(path), "--quiet"]) == 0
     out, _ = capsys.readouterr()
-    assert "Herder's pods: 3 (2 bound: 2 running, 0 finished, 0 evicted; 1 pending)" in out
+    assert "Herder's pods: 3: 2 running, 0 finished, 0 evicted, 0 deleted before they ran, 1 pending" in out
     assert "root.default" in out
     assert "Why pods still wait:" in out and "default/job-2" in out
 
