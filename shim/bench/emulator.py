@@ -23,6 +23,7 @@ import importlib.util
 import resource
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,13 @@ MAX_PODS = 20000
 MAX_RESTART_NODES = 20000
 MAX_RESTART_PODS = 200000
 SETTLE_TIMEOUT = 600.0
+
+
+Step = Callable[[str], None]  # hears of each step of a bench (shim.bench.output.Progress.step)
+
+
+def _silent(what: str) -> None:
+    """No progress to tell."""
 
 
 def _wait(predicate: Any, what: str) -> float:
@@ -81,25 +89,28 @@ def _emulator_module() -> Any:
         ) from None
 
 
-def run_restart(args: argparse.Namespace) -> dict[str, Any]:
+def run_restart(args: argparse.Namespace, progress: Step | None = None) -> dict[str, Any]:
     """`--emulator --restart`: `herder run` to ready on a big bound cluster (shim/bench/restart.py)."""
     _emulator_module()
     nodes = max(1, min(int(args.nodes), MAX_RESTART_NODES))
     pods = max(0, min(int(args.pods), MAX_RESTART_PODS))
-    return run_restart_bench(nodes, pods)
+    return run_restart_bench(nodes, pods, progress)
 
 
-def run_emulator_bench(args: argparse.Namespace) -> dict[str, Any]:
+def run_emulator_bench(args: argparse.Namespace, progress: Step | None = None) -> dict[str, Any]:
     emulator = _emulator_module()
+    step = progress or _silent
 
     nodes = max(1, min(int(args.nodes), MAX_NODES))
     pods = max(1, min(int(args.pods), MAX_PODS))
 
+    step(f"the emulator's ceiling: {pods:,} pods bound on {nodes:,} nodes by the cheapest client, no Herder")
     with EmulatorProcess(nodes) as alone:
         ceiling = measure_ceiling(alone, pods, nodes)
 
     memory_before = _maxrss_mib()
     with EmulatorProcess(nodes) as server:
+        step(f"Herder through the Kubernetes shim: taking the Lease, then binding a burst of {pods:,} pods")
         replica = emulator.HerderReplica
         first = replica(server, _options("bench-0")).start(timeout=SETTLE_TIMEOUT)
         _wait(lambda: first.leading, "the Lease")
@@ -116,6 +127,7 @@ def run_emulator_bench(args: argparse.Namespace) -> dict[str, Any]:
         rt50, rt99 = round_trip.quantile(0.5), round_trip.quantile(0.99)
         first.stop()
 
+        step("a second replica restarting on the bound cluster (it must bind nothing)")
         bindings_before = server.bindings()
         began_restart = time.monotonic()
         second = replica(server, _options("bench-1")).start(timeout=SETTLE_TIMEOUT)

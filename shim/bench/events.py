@@ -20,12 +20,14 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from core.config import load_config, parse_settings
 from core.events import NODE, SchedulingEvent
 from core.scheduler import Scheduler
 from shim.bench.callbacks import CountingCallbacks
+from shim.bench.output import Progress, figure_lines
 from shim.bench.scheduling import queue_config, synthetic_namespaces, synthetic_nodes, synthetic_pods
 from shim.convert import node_to_info, pod_to_ask
 from shim.rest import RestStatus, build_rest_app, start_rest_server
@@ -148,8 +150,14 @@ def _run(nodes: int, pods: int, streams: int, rate: int) -> dict[str, Any]:
     return figures
 
 
-def run_stream_bench(nodes: int, pods: int, streams: int, rate: int) -> dict[str, Any]:
+def run_stream_bench(
+    nodes: int, pods: int, streams: int, rate: int, progress: Callable[[str], None] | None = None
+) -> dict[str, Any]:
+    if progress is not None:
+        progress(f"scheduling {pods:,} pods on {nodes:,} nodes, {rate:,} events/s, no stream open")
     quiet = _run(nodes, pods, 0, rate)
+    if progress is not None:
+        progress(f"the same with {streams:,} clients reading the event stream")
     followed = _run(nodes, pods, streams, rate)
     slowdown = 1 - followed["decisions_per_second"] / quiet["decisions_per_second"]
     cpu_slowdown = 1 - followed["decisions_per_cpu_second"] / quiet["decisions_per_cpu_second"]
@@ -166,7 +174,9 @@ def bench_command(args: Any) -> int:
     if min(args.event_streams, args.event_rate, args.nodes, args.pods) <= 0:
         print("herder bench: --event-streams, --event-rate, --nodes and --pods must be positive", file=sys.stderr)
         return 2
-    report = run_stream_bench(args.nodes, args.pods, args.event_streams, args.event_rate)
+    progress = Progress()
+    report = run_stream_bench(args.nodes, args.pods, args.event_streams, args.event_rate, progress.step)
+    progress.done()
     if args.json:
         print(json.dumps({"event_streams": report}, indent=2))
         return 0
@@ -175,7 +185,8 @@ def bench_command(args: Any) -> int:
         f" {report['cpu_slowdown_percent']}% in its CPU time, with them open"
     )
     for phase in ("without_streams", "with_streams"):
-        print(f"  {phase}: " + ", ".join(f"{key} {value}" for key, value in report[phase].items()))
+        print(f"{phase.replace('_', ' ')}:")
+        print("\n".join(figure_lines(report[phase])))
     return 0
 
 

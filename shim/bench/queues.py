@@ -27,6 +27,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from core.config import load_config
@@ -165,10 +166,16 @@ def _isolated(
     return figures
 
 
-def run_leaf_bench(leaves: int, pods: int = PODS, rounds: int = 2, priorities: bool = False) -> dict[str, Any]:
+def run_leaf_bench(
+    leaves: int,
+    pods: int = PODS,
+    rounds: int = 2,
+    priorities: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """`leaves` queues against `BASELINE_LEAVES`, alternating, each `rounds` times: a batch with
     one application per queue, a batch with `leaves` applications in both, and pods arriving
-    one at a time; the best run of each."""
+    one at a time; the best run of each. `progress` hears of each run."""
     shapes: dict[str, tuple[dict[str, Any], str]] = {
         "batch": ({}, "us_per_decision"),
         "same_applications": ({"apps": leaves}, "us_per_decision"),
@@ -176,11 +183,16 @@ def run_leaf_bench(leaves: int, pods: int = PODS, rounds: int = 2, priorities: b
     }
     wide: dict[str, list[float]] = {shape: [] for shape in shapes}
     narrow: dict[str, list[float]] = {shape: [] for shape in shapes}
+    runs, total = 0, rounds * len(shapes) * 2
     for _ in range(rounds):
         for shape, (options, figure) in shapes.items():
             count = ARRIVALS if shape == "arrivals" else pods
-            narrow[shape].append(float(_isolated(BASELINE_LEAVES, count, priorities=priorities, **options)[figure]))
-            wide[shape].append(float(_isolated(leaves, count, priorities=priorities, **options)[figure]))
+            for width, figures in ((BASELINE_LEAVES, narrow), (leaves, wide)):
+                runs += 1
+                if progress is not None:
+                    what = shape.replace("_", " ")
+                    progress(f"run {runs} of {total}: {width:,} leaf queues, {count:,} pods, {what}")
+                figures[shape].append(float(_isolated(width, count, priorities=priorities, **options)[figure]))
     batch = _compared(wide["batch"], narrow["batch"], "us_per_decision")
     return {
         "leaves": leaves,

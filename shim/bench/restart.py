@@ -25,6 +25,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -96,9 +97,14 @@ def _wait(what: str, check: Any, process: subprocess.Popen[bytes], log: Path) ->
     raise RuntimeError(f"herder run: no {what} within {READY_TIMEOUT:.0f}s")
 
 
-def run_restart_bench(nodes: int, pods: int) -> dict[str, Any]:
+def run_restart_bench(nodes: int, pods: int, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """`herder run` to ready on `nodes` nodes and `pods` bound pods; `progress` hears of each step."""
     with EmulatorProcess(0) as server, tempfile.TemporaryDirectory() as tmp:
+        if progress is not None:
+            progress(f"filling the emulator with {nodes:,} nodes and {pods:,} bound pods")
         server.populate(nodes, pods)
+        if progress is not None:
+            progress("herder run: start-up, initial sync, ready, the Lease (it must bind nothing)")
         config = write_kubeconfig(Path(tmp) / "kubeconfig", server.url)
         log = Path(tmp) / "herder.log"
         port = _free_port()

@@ -36,12 +36,13 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from core.config import load_config
 from core.scheduler import Scheduler
 from shim.bench.callbacks import CountingCallbacks
+from shim.bench.output import Progress, counted, figure_lines
 from shim.bench.queues import PODS as LEAF_PODS
 from shim.bench.queues import run_leaf_bench
 from shim.bench.quota import run_quota_bench
@@ -306,8 +307,12 @@ def run_scheduling(
     preemption: bool = False,
     gangs: int = 0,
     affinity: bool = False,
+    progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Build the cluster, place every pod that can run, and return the figures."""
+    """Build the cluster, place every pod that can run, and return the figures; `progress`
+    hears of each step."""
+    if progress is not None:
+        progress(f"building {nodes:,} nodes and {pods:,} pending pods")
     rss_before = _maxrss_mib()
     start = time.perf_counter()
     config = load_config(
@@ -324,6 +329,8 @@ def run_scheduling(
     rss_pending = _maxrss_mib()
     setup = time.perf_counter() - start
 
+    if progress is not None:
+        progress(f"placing the {pods:,} pods")
     placed = cycles = 0
     busy = cpu = 0.0
     while True:
@@ -398,14 +405,18 @@ def _overhead(base: dict[str, Any], other: dict[str, Any]) -> float:
     return round((float(base["decisions_per_cpu_second"]) / rate - 1) * 100, 1) if rate else float("inf")
 
 
-def _ugm_comparison(nodes: int, pods: int, users: int, groups: int) -> dict[str, Any]:
+def _ugm_comparison(nodes: int, pods: int, users: int, groups: int, progress: Progress) -> dict[str, Any]:
     """The same pods as one user without limits, as `users` users without limits, and with
     limits on every queue; alternating UGM_ROUNDS times, the best run of each is compared on
     CPU time, which other work on a shared machine disturbs least."""
     runs: dict[str, list[dict[str, Any]]] = {"one_user": [], "without_limits": [], "with_limits": []}
-    for _ in range(UGM_ROUNDS):
+    size = f"{nodes:,} nodes, {pods:,} pods, in a fresh interpreter"
+    for round_ in range(1, UGM_ROUNDS + 1):
+        progress.step(f"user/group limits, round {round_} of {UGM_ROUNDS}: one user, no limits ({size})")
         runs["one_user"].append(run_isolated(nodes, pods))
+        progress.step(f"round {round_} of {UGM_ROUNDS}: {users:,} users in {groups:,} groups, no limits")
         runs["without_limits"].append(run_isolated(nodes, pods, users, groups, limits=False))
+        progress.step(f"round {round_} of {UGM_ROUNDS}: the same users with limits on every queue")
         runs["with_limits"].append(run_isolated(nodes, pods, users, groups, limits=True))
     best = {name: _best(found) for name, found in runs.items()}
     return {
@@ -416,13 +427,14 @@ def _ugm_comparison(nodes: int, pods: int, users: int, groups: int) -> dict[str,
     }
 
 
-def _emulator(args: argparse.Namespace) -> dict[str, Any]:
+def _emulator(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
     """The same figures through the whole Kubernetes shim against the API emulator (`emulator.py`)."""
     try:
         from shim.bench.emulator import run_emulator_bench, run_restart
     except ImportError as error:
         raise RuntimeError(f"--emulator: the bench through the Kubernetes shim cannot be loaded: {error}") from None
-    figures: dict[str, Any] = run_restart(args) if args.restart else run_emulator_bench(args)
+    step = progress.step
+    figures: dict[str, Any] = run_restart(args, step) if args.restart else run_emulator_bench(args, step)
     return figures
 
 
@@ -459,7 +471,8 @@ def _print_text(report: dict[str, Any]) -> None:
         print(f"scheduling: {run['nodes']:,} nodes, {run['pods']:,} pending pods{with_rules}{gangs}")
         print(_table([("", run)]))
         if run["pending"]:
-            print(f"pending because: {run['pending_reasons']}")
+            print("pending because (the most frequent first rules that held them):")
+            print("\n".join(counted(run["pending_reasons"])))
     if "sweep" in report:
         print(f"sweep: {report['sweep'][0]['pods']:,} pending pods")
         print(_table([(f"{run['nodes']:,} nodes", run) for run in report["sweep"]]))
@@ -510,8 +523,7 @@ def _print_text(report: dict[str, Any]) -> None:
     for part, title in (("emulator", "through the Kubernetes shim (emulator)"), ("soak", "binding soak (emulator)")):
         if part in report:
             print(f"{title}:")
-            for key, value in report[part].items():
-                print(f"  {key}: {value}")
+            print("\n".join(figure_lines(report[part])))
 
 
 def bench_command(args: argparse.Namespace) -> int:
@@ -526,10 +538,13 @@ def bench_command(args: argparse.Namespace) -> int:
     if min(counts) < 0 or not 0 <= args.gangs <= 100:
         print("herder bench: counts must not be negative (and --gangs a percentage)", file=sys.stderr)
         return 2
+    progress = Progress()
     try:
         if args.leaves:
             pods = args.leaf_pods or min(args.pods, LEAF_PODS)
-            report["leaves"] = run_leaf_bench(args.leaves, pods, priorities=args.queue_priorities)
+            report["leaves"] = run_leaf_bench(
+                args.leaves, pods, priorities=args.queue_priorities, progress=progress.step
+            )
         if not (args.sweep or args.users or args.quotas or args.emulator or args.soak or args.leaves):
             report["scheduling"] = run_scheduling(
                 args.nodes,
@@ -538,19 +553,27 @@ def bench_command(args: argparse.Namespace) -> int:
                 preemption=args.preemption,
                 gangs=args.gangs,
                 affinity=args.node_affinity,
+                progress=progress.step,
             )
         if args.sweep:
-            report["sweep"] = [run_isolated(n, args.pods, gangs=args.gangs) for n in SWEEP_NODES]
+            report["sweep"] = []
+            for index, nodes in enumerate(SWEEP_NODES, 1):
+                progress.step(f"sweep {index} of {len(SWEEP_NODES)}: {nodes:,} nodes, {args.pods:,} pods")
+                report["sweep"].append(run_isolated(nodes, args.pods, gangs=args.gangs))
         if args.users:
-            report["ugm"] = _ugm_comparison(args.nodes, args.pods, args.users, args.groups)
+            report["ugm"] = _ugm_comparison(args.nodes, args.pods, args.users, args.groups, progress)
         if args.quotas:
+            progress.step(f"timing quota runtime recomputes for {args.quotas:,} quotas (9 repeats)")
             report["quotas"] = run_quota_bench(args.quotas, 3)
-        emulator = _emulator(args) if args.emulator else None
+        emulator = _emulator(args, progress) if args.emulator else None
         if args.soak:
+            progress.step(f"the binding soak: {args.soak:,} pods against a lossy, slow emulator (minutes)")
             report["soak"] = run_soak(args.soak, args.soak_delays)
     except RuntimeError as err:
+        progress.done()
         print(f"herder bench: {err}", file=sys.stderr)
         return 1
+    progress.done()
     if emulator is not None:
         report["emulator"] = emulator
     if args.json:

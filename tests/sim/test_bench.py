@@ -4,11 +4,13 @@ which every pod that fits was placed. Speed is measured by the bench, never asse
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
 import pytest
 
+from shim.bench.output import figure_lines
 from shim.cli import main
 
 FIGURES = {
@@ -194,3 +196,44 @@ def test_node_affinity_on_every_pod_is_reported_with_the_memory_of_a_pending_pod
     assert run["node_affinity"] is True
     assert run["placed"] + run["pending"] == 200 and run["placed"] > 0
     assert isinstance(run["memory_per_pending_pod_kib"], float)  # the size itself is the bench's to measure
+
+
+def test_each_step_is_said_on_stderr_and_stdout_keeps_the_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "--nodes", "3", "--pods", "300"]) == 0
+    out, err = capsys.readouterr()
+    steps = err.splitlines()
+    assert re.fullmatch(r"herder bench: building 3 nodes and 300 pending pods \.\.\. \(\d+\.\d s\)", steps[0])
+    assert re.fullmatch(r"herder bench: placing the 300 pods \.\.\. \(\d+\.\d s\)", steps[1])
+    assert "herder bench" not in out
+    # the reasons pods wait, counted, one a line: no Python dict
+    assert "{" not in out
+    reasons = out.split("pending because (the most frequent first rules that held them):\n")[1].splitlines()
+    counts = [int(line.split()[0].replace(",", "")) for line in reasons]
+    pending = int(re.search(r"\npending +([\d,]+)\n", out).group(1).replace(",", ""))  # type: ignore[union-attr]
+    assert 0 < sum(counts) <= pending and counts == sorted(counts, reverse=True)
+    assert all(len(line.split(None, 1)) == 2 for line in reasons)  # a count, then the reason
+
+
+def test_json_keeps_stdout_to_the_json_alone(capsys: pytest.CaptureFixture[str]) -> None:
+    report = bench_json(capsys, "--quotas", "20")
+    assert set(report) == {"quotas"}
+
+
+def test_help_gives_each_size_and_default(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["bench", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Without options: 5,000 nodes and 50,000 pending pods, built and placed" in text
+    assert "nodes in the synthetic cluster (default 5000)" in text
+    assert "pending pods to place (default 50000)" in text
+    assert "events/s added (default 10000)" in text
+
+
+def test_figures_print_as_labelled_lines() -> None:
+    lines = figure_lines({"pods_bound_per_second": 1270.5, "bindings_after_restart": 0, "held": True, "new_one": 3})
+    assert lines == [
+        "  pods bound per second                  1,270.5",
+        "  restart: pods bound again (must be 0)  0",
+        "  every check held                       yes",
+        "  new one                                3",
+    ]
