@@ -91,12 +91,14 @@ def serve_simulation(
         file=sys.stderr,
         flush=True,
     )
+    code = INTERRUPTED
     try:
-        try:
-            simulation.run(Pacer(options.speed))
-        except KeyboardInterrupt:
-            print(f"herder simulate: stopped at t={simulation.now:g} s, before the end", file=sys.stderr)
-            return INTERRUPTED
+        simulation.run(Pacer(options.speed))
+    except KeyboardInterrupt:
+        print(f"herder simulate: stopped at t={simulation.now:g} s, before the end", file=sys.stderr)
+        server.stop()
+        return code
+    try:
         code = show(simulation)
         print(
             f"herder simulate: the scenario is over at t={simulation.now:g} s; its final state stays on {url}"
@@ -104,10 +106,9 @@ def serve_simulation(
             file=sys.stderr,
             flush=True,
         )
-        try:
-            while True:
-                time.sleep(IDLE_WAIT)
-        except KeyboardInterrupt:
-            return code
+        while True:
+            time.sleep(IDLE_WAIT)
+    except KeyboardInterrupt:
+        return code  # Ctrl+C is how a served simulation ends once it has played
     finally:
         server.stop()

@@ -143,6 +143,8 @@ def test_the_final_state_stays_served_after_the_summary(serve: Callable[..., Ser
     apps = {app["applicationID"]: app for app in served.json("/ws/v1/partition/default/applications")}
     assert apps["mpi-c"]["applicationState"] == "Failed"
     assert apps["train-b"]["applicationState"] == "Completed"
+    assert served.process.stderr is not None
+    assert "the scenario is over at t=240 s" in served.process.stderr.readline()  # the summary is all out
     code, rest = served.stop()
     assert code == 0
     assert rest.startswith("Herder's pods: 17")
