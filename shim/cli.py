@@ -121,6 +121,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     simulate.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a setting")
     simulate.add_argument("--quiet", action="store_true", help="no progress bar")
+    simulate.add_argument(
+        "--compare",
+        metavar="CANDIDATE",
+        help="run twice, as it is and with CANDIDATE (a queues.yaml, ConfigMap, settings or scenario patch), "
+        "and show what changes",
+    )
+    simulate.add_argument("--trace", metavar="FILE", help="replay a workload trace (CSV or JSON lines) as well")
     simulate.set_defaults(handler=simulate_command)
 
     validate = commands.add_parser("validate", help="check a queues.yaml (or the scheduler ConfigMap)")

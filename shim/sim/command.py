@@ -1,4 +1,5 @@
-"""`herder simulate SCENARIO`: load, run, and show or write the report.
+"""`herder simulate SCENARIO`: load, run, and show or write the report (or, with `--compare
+CANDIDATE`, run it twice and show what the candidate changes: shim/sim/compare.py).
 
 Exit codes: 0 the scenario ran (whatever happened inside it: a pod that cannot run is a
 result, not an error); 1 the scenario is invalid (every problem listed on stderr); 2 the
@@ -16,16 +17,22 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+import yaml
+
 from core.config import SettingsError
-from shim.command import EXIT_INVALID, EXIT_OK, EXIT_USAGE, parse_set_options
-from shim.sim.charts import ChartsUnavailable, write_charts
+from core.config.safe_yaml import load_yaml
+from shim.command import EXIT_INVALID, EXIT_OK, EXIT_USAGE, parse_set_options, read_user_text
+from shim.sim.candidate import apply_candidate
+from shim.sim.charts import ChartsUnavailable, write_charts, write_comparison_charts
 from shim.sim.cluster import PENDING, RUNNING, SimCluster
+from shim.sim.compare import compare_reports, comparison_summary
 from shim.sim.engine import Simulation
 from shim.sim.report import build_report
-from shim.sim.scenario import Scenario, ScenarioError, load_scenario
+from shim.sim.scenario import Scenario, ScenarioError, parse_scenario, read_scenario_document
 from shim.sim.summary import human_summary
 
 REPORT_FILE = "report.json"
+COMPARISON_FILE = "comparison.json"
 BAR_WIDTH = 30
 
 
@@ -80,6 +87,40 @@ def _json(report: dict[str, Any], indent: int) -> str:
     return json.dumps(report, separators=(",", ":"))
 
 
+def _scenario_document(args: argparse.Namespace, path: Path) -> object:
+    """The scenario's YAML, with `--trace FILE` as its `trace` (read from where the command runs)."""
+    document = read_scenario_document(path)
+    if getattr(args, "trace", None) and isinstance(document, dict):
+        document = {**document, "trace": str(Path(args.trace).resolve())}
+    return document
+
+
+def _run(scenario: Scenario, args: argparse.Namespace) -> dict[str, Any]:
+    progress = None
+    if sys.stderr.isatty() and not args.quiet:
+        progress = ProgressLine(sys.stderr, _horizon(scenario), exact=scenario.until is not None)
+    simulation = Simulation(scenario, progress)
+    simulation.run()
+    if progress is not None:
+        progress.close()
+    return build_report(simulation)
+
+
+def _write(directory: Path, name: str, text: str) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / name
+    path.write_text(text + "\n")
+    return path
+
+
+def _show(text: str) -> None:
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader (`| head`) stopped early: not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def simulate_command(args: argparse.Namespace) -> int:
     path = Path(args.scenario)
     try:
@@ -88,7 +129,8 @@ def simulate_command(args: argparse.Namespace) -> int:
         _fail("bad --set option:", err.problems)
         return EXIT_USAGE
     try:
-        scenario = load_scenario(path, overrides)
+        document = _scenario_document(args, path)
+        scenario = parse_scenario(document, path.stem, overrides, path.parent)
     except OSError as err:
         _fail(f"cannot read {path}: {err.strerror}")
         return EXIT_USAGE
@@ -98,34 +140,63 @@ def simulate_command(args: argparse.Namespace) -> int:
     except SettingsError as err:
         _fail("bad --set option:", [f"--set {problem}" for problem in err.problems])
         return EXIT_USAGE
+    if getattr(args, "compare", None):
+        return _compare_command(args, path, document, scenario, overrides)
 
-    progress = None
-    if sys.stderr.isatty() and not args.quiet:
-        progress = ProgressLine(sys.stderr, _horizon(scenario), exact=scenario.until is not None)
-    simulation = Simulation(scenario, progress)
-    simulation.run()
-    if progress is not None:
-        progress.close()
-    report = build_report(simulation)
-
+    report = _run(scenario, args)
     notes = sys.stderr if args.json else sys.stdout
     if args.out:
         directory = Path(args.out)
         try:
-            directory.mkdir(parents=True, exist_ok=True)
-            (directory / REPORT_FILE).write_text(_json(report, args.indent) + "\n")
+            written = [_write(directory, REPORT_FILE, _json(report, args.indent))]
         except OSError as err:
             _fail(f"cannot write the report into {directory}: {err.strerror}")
             return EXIT_USAGE
-        written = [directory / REPORT_FILE]
         try:
             written += write_charts(report, directory)
         except ChartsUnavailable as err:
             print(f"herder simulate: no charts: {err}", file=sys.stderr)
         print("wrote " + ", ".join(str(p) for p in written), file=notes)
+    _show(_json(report, args.indent) if args.json else human_summary(report))
+    return EXIT_OK
+
+
+def _compare_command(
+    args: argparse.Namespace, path: Path, document: object, baseline: Scenario, overrides: dict[str, str]
+) -> int:
+    """Run the scenario as it is and under the candidate; show what changes."""
+    candidate_path = Path(args.compare)
     try:
-        print(_json(report, args.indent) if args.json else human_summary(report))
-        sys.stdout.flush()
-    except BrokenPipeError:  # the reader (`| head`) stopped early: not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        candidate_source = load_yaml(read_user_text(candidate_path))
+        patched = apply_candidate(document if isinstance(document, dict) else {}, candidate_source)
+        candidate = parse_scenario(patched, path.stem, overrides, path.parent)
+    except OSError as err:
+        _fail(f"cannot read {candidate_path}: {err.strerror}")
+        return EXIT_USAGE
+    except (ScenarioError, SettingsError) as err:
+        _fail(f"{candidate_path} cannot be applied to {path}:", err.problems)
+        return EXIT_INVALID
+    except (yaml.YAMLError, ValueError) as err:
+        _fail(f"{candidate_path} is not a readable YAML file: {err}")
+        return EXIT_INVALID
+    reports = {"baseline": _run(baseline, args), "candidate": _run(candidate, args)}
+    comparison = compare_reports(reports["baseline"], reports["candidate"])
+    notes = sys.stderr if args.json else sys.stdout
+    if args.out:
+        directory = Path(args.out)
+        try:
+            written = [_write(directory, COMPARISON_FILE, _json(comparison, args.indent))]
+            for side, report in reports.items():
+                written.append(_write(directory / side, REPORT_FILE, _json(report, args.indent)))
+        except OSError as err:
+            _fail(f"cannot write the reports into {directory}: {err.strerror}")
+            return EXIT_USAGE
+        try:
+            for side, report in reports.items():
+                written += write_charts(report, directory / side)
+            written += write_comparison_charts(reports["baseline"], reports["candidate"], comparison, directory)
+        except ChartsUnavailable as err:
+            print(f"herder simulate: no charts: {err}", file=sys.stderr)
+        print("wrote " + ", ".join(str(p) for p in written), file=notes)
+    _show(_json(comparison, args.indent) if args.json else comparison_summary(comparison))
     return EXIT_OK
