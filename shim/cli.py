@@ -1,4 +1,4 @@
-"""The `herder` command: `run`, `simulate`, `bench`, `validate` and `--version`.
+"""The `herder` command: `run`, `simulate`, `bench`, `validate`, `explain`, `snapshot`, `trace` and `--version`.
 
 Each subcommand lives in its own module and is imported only when it runs, so `herder
 validate` never loads kopf and `herder simulate` never needs a cluster. Every command returns
@@ -135,8 +135,10 @@ def build_parser() -> argparse.ArgumentParser:
     validate.set_defaults(handler=validate_command)
 
     from shim.explain import add_parser as add_explain
+    from shim.whatif.command import add_parsers as add_what_if
 
     add_explain(commands)
+    add_what_if(commands)
 
     bench = commands.add_parser("bench", help="measure scheduling speed and memory on a synthetic cluster")
     bench.add_argument("--nodes", type=int, default=5000, help="nodes in the synthetic cluster")
