@@ -183,6 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --leaves: root sets priority.offset, so queue priorities order the leaves",
     )
     bench.add_argument("--sweep", action="store_true", help="run 500, 5,000 and 20,000 nodes and print a table")
+    bench.add_argument(
+        "--trace", type=int, default=0, metavar="PODS", help="replay a synthetic week of PODS pods' history (what-if)"
+    )
     bench.add_argument("--event-streams", type=int, default=0, help="schedule with N event stream clients")
     bench.add_argument("--event-rate", type=int, default=10000, help="with --event-streams: events/s added")
     bench.add_argument(
