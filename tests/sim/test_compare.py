@@ -102,7 +102,7 @@ def test_the_shipped_example_names_the_sweep_pods_that_start_and_the_etl_pods_th
 ) -> None:
     """examples/what-if.yaml: raising root.research's max lets sweep-4..7 run and leaves no room
     for the ETL job; the serving pods and the first half of the sweep are not named."""
-    scenario, candidate = EXAMPLES / "what-if.yaml", EXAMPLES / "what-if-candidate.yaml"
+    scenario, candidate = EXAMPLES / "what-if.yaml", EXAMPLES / "what-if" / "candidate.yaml"
     code = main(["simulate", str(scenario), "--compare", str(candidate), "--json", "--out", str(tmp_path)])
     assert code == 0
     comparison = json.loads(capsys.readouterr().out)
@@ -119,7 +119,7 @@ def test_the_shipped_example_names_the_sweep_pods_that_start_and_the_etl_pods_th
 
 
 def test_the_readable_comparison_names_each_changed_pod_with_why(capsys: pytest.CaptureFixture[str]) -> None:
-    scenario, candidate = EXAMPLES / "what-if.yaml", EXAMPLES / "what-if-candidate.yaml"
+    scenario, candidate = EXAMPLES / "what-if.yaml", EXAMPLES / "what-if" / "candidate.yaml"
     assert main(["simulate", str(scenario), "--compare", str(candidate)]) == 0
     out = capsys.readouterr().out
     assert "Pods whose fate changes: 8 (4 ran -> waits, 4 waits -> ran)" in out
