@@ -87,3 +87,30 @@ def test_preferred_anti_affinity_and_schedule_anyway_spread_avoid_crowded_domain
         "labelSelector": {"matchLabels": {"app": "web"}},
     }
     assert placed(cluster, labels={"app": "web"}, containers=NO_REQUESTS, topologySpreadConstraints=[soft]) == "c"
+
+
+# kube-scheduler TestPodTopologySpreadScore, "one constraint on node, 3 out of 4 nodes are
+# candidates, one node doesn't match topology key": matching pods 4 / 2 (no hostname label) / 1,
+# and 3 on a node that cannot take the pod; kube-scheduler scores x 100, a 16, b 0.
+def test_schedule_anyway_spread_ranks_a_node_without_the_topology_key_last() -> None:
+    def cluster_with(candidates: tuple[str, ...]) -> Cluster:
+        cluster = Cluster()
+        untolerated = ({"key": "off", "value": "", "effect": "NoSchedule"},)
+        for name, pods in (("node-a", 4), ("node-b", 2), ("node-x", 1), ("node-y", 3)):
+            if name == "node-b":
+                cluster.node(name, hostname=False, n="node-b")
+            else:
+                cluster.node(name, taints=() if name in candidates else untolerated)
+            for i in range(pods):
+                cluster.running(f"{name}-{i}", name, labels={"foo": ""}, containers=NO_REQUESTS)
+        return cluster
+
+    soft = {
+        "maxSkew": 1,
+        "topologyKey": "kubernetes.io/hostname",
+        "whenUnsatisfiable": "ScheduleAnyway",
+        "labelSelector": {"matchExpressions": [expr("foo", "Exists")]},
+    }
+    pod = {"labels": {"foo": ""}, "containers": NO_REQUESTS, "topologySpreadConstraints": [soft]}
+    assert placed(cluster_with(("node-a", "node-x")), **pod) == "node-x"
+    assert placed(cluster_with(("node-a",)), **pod) == "node-a"  # 4 pods, still above node-b
