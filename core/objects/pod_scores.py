@@ -12,7 +12,7 @@ only between the nodes that policy finds equally good (empty nodes under binpack
   node without a constraint's topology key comes last (kube-scheduler scores it lowest).
 
 Each part is scaled to 0..1 over the candidates and the parts are added, so no single part
-outweighs the others by its units; ties left go to the first candidate.
+outweighs the others by its units; the node index breaks the ties left (`NodeIndex.select`).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from collections.abc import Mapping
 import numpy as np
 import numpy.typing as npt
 
-from core.objects.constraints import PREFER_NO_SCHEDULE, NodeConstraints
+from core.objects.constraints import NodeConstraints
 from core.objects.node import Node
-from core.objects.node_index import NodeIndex
+from core.objects.node_index import NodeIndex, prefer_no_schedule_count
 from core.objects.pod_rules import PodAffinityTerm, PodRules, SpreadConstraint
 from core.objects.pod_topology import PodTopology, Selector
 
@@ -67,14 +67,7 @@ def preference_scores(
             for info in infos
         ]
         total += _scaled(np.array(weights, dtype=np.float64))
-    untolerated = [
-        -sum(
-            1
-            for taint in info.taints
-            if taint.effect == PREFER_NO_SCHEDULE and not any(tol.tolerates(taint) for tol in constraints.tolerations)
-        )
-        for info in infos
-    ]
+    untolerated = [-prefer_no_schedule_count(info.taints, constraints) for info in infos]
     total += _scaled(np.array(untolerated, dtype=np.float64))
     affinity = np.zeros(len(candidates), dtype=np.float64)
     for sign, weighted in [(1, w) for w in pod.preferred_affinity] + [(-1, w) for w in pod.preferred_anti_affinity]:
