@@ -70,10 +70,11 @@ def _walk_leaf(state: CoreState, leaf: Queue, now: float) -> Allocation | None:
     order = leaf.order
     if order is None and len(leaf.pending_apps) == 1:
         return _walk_app(state, leaf, next(iter(leaf.pending_apps.values())), version, now)  # nothing to order
-    # With priority sorting an application's rank is its best ask that may run now; asks parked
-    # at an older change counter may run again, so the order is stale once the counter moved
-    # (unless every pending ask has priority 0: then every rank is 0 either way).
-    if order is None or (leaf.order_version != version and leaf.app_sort_priority and leaf.waits.prioritized):
+    # An application's rank reads its best ask that may run now (first, or after the policy's
+    # own key with `application.sort.priority: disabled`); asks parked at an older change
+    # counter may run again, so the order is stale once the counter moved (unless every
+    # pending ask has priority 0: then every priority is 0 either way).
+    if order is None or (leaf.order_version != version and leaf.waits.prioritized):
         order = order_applications(leaf, version, state.partition.cluster_capacity)
         leaf.order = order
         leaf.order_version = version
@@ -349,9 +350,7 @@ def _commit(
         leaf.add_running_app()
     if app_order_depends_on_usage(leaf):
         leaf.order = None
-    elif leaf.order is not None and (
-        not app.asks or (leaf.app_sort_priority and app.top_priority(state.version) != ask.priority)
-    ):
+    elif leaf.order is not None and (not app.asks or app.top_priority(state.version) != ask.priority):
         leaf.reorder(app)
     if not app.asks:
         leaf.pending_apps.pop(app.app_id, None)

@@ -1,8 +1,9 @@
 """Why pods wait and where they are in line: the pending list of a queue, and one pod's story.
 
 A leaf queue serves its applications in the order of its sort policy (priority first unless
-disabled, then submission time, or the share of the cluster in use for `fair`), and each
-application its pods by priority, then creation time. That is the order the scheduling cycle
+disabled, then submission time, or the share of the cluster in use for `fair`; disabled,
+priority only breaks their ties), and each application its pods by priority, then creation
+time. That is the order the scheduling cycle
 tries them in once something changes (a pod ends, a node comes, a limit moves); a pod already
 tried and parked keeps its place. `position` counts from 1 within the leaf queue.
 
@@ -19,26 +20,22 @@ from typing import Any
 from core.dao import epoch_ns
 from core.lifecycle import NOT_QUEUED
 from core.objects.application import Application
-from core.objects.queue import FAIR, Queue
-from core.policies import app_share, order_queues
+from core.objects.queue import Queue
+from core.policies import order_queues, sort_key
 from core.state import CoreState
 
 NOT_TRIED = "not-tried-yet"
 
 
-def _app_key(leaf: Queue, app: Application, cluster: dict[str, int]) -> tuple[Any, ...]:
-    """`policies.application_key` with every pending ask counted: the order once parked asks
-    may run again (that key reads only the asks that may run now, and caches it)."""
-    best = max((ask.priority for ask in app.asks.values()), default=0)
-    priority = -best if leaf.app_sort_priority else 0
-    if leaf.app_sort_policy == FAIR:
-        return (priority, app_share(app, cluster), app.submission_time, app.app_id)
-    return (priority, app.submission_time, app.app_id)
+def _best_priority(app: Application) -> int:
+    """The priority `policies.application_key` reads with every pending ask counted: the order
+    once parked asks may run again (that key reads only the asks that may run now)."""
+    return max((ask.priority for ask in app.asks.values()), default=0)
 
 
 def _leaves(state: CoreState, queue: Queue) -> list[Queue]:
     """The leaves under `queue` in the order the cycle walks them now; where queue priorities
-    order siblings, ranked (as `_app_key` ranks applications) with every pending pod counted."""
+    order siblings, ranked (as `_best_priority` ranks applications) with every pending pod counted."""
     if queue.is_leaf:
         return [queue]
     by_priority = state.partition.queue_priorities and queue.app_sort_priority
@@ -58,8 +55,9 @@ def pending_rows(state: CoreState, path: str) -> list[Row] | None:
     cluster = dict(state.partition.cluster_capacity)
     rows: list[Row] = []
     for index, leaf in enumerate(_leaves(state, queue)):
+        key = sort_key(leaf, _best_priority, cluster)
         for app in leaf.pending_apps.values():
-            app_key = _app_key(leaf, app, cluster)
+            app_key = key(app)
             for ask in app.asks.values():
                 doc = {
                     "allocationKey": ask.key,

@@ -89,15 +89,18 @@ def _matches(entry: str, name: str) -> bool:
 
 
 def filter_allows(flt: FilterConfig | None, user: UserGroup) -> bool:
-    """Allow: only listed users/groups (nothing listed: everyone). Deny: everyone but those listed."""
+    """Allow: only the listed users/groups. Deny: everyone but those listed. A filter that lists
+    nobody answers with its type alone, as YuniKorn's does: `allow` admits everyone, `deny` no one."""
     if flt is None:
         return True
+    if not (flt.users or flt.groups):
+        return flt.type != "deny"
     listed = any(_matches(entry, user.user) for entry in flt.users) or any(
         _matches(entry, group) for entry in flt.groups for group in user.groups
     )
     if flt.type == "deny":
         return not listed
-    return listed or not (flt.users or flt.groups)
+    return listed
 
 
 def describe(rule: PlacementRuleConfig) -> str:
@@ -167,6 +170,8 @@ class PlacementManager:
         self, rule: PlacementRuleConfig, request: PlacementRequest, view: QueueView, *, leaf: bool
     ) -> _Found | _Miss:
         if not filter_allows(rule.filter, request.user):
+            if rule.filter is not None and not (rule.filter.users or rule.filter.groups):
+                return _Miss("its deny filter lists no users or groups, so it admits no one")
             return _Miss(f"the filter does not admit user {request.user.user}")
         named = self._name(rule, request)
         if isinstance(named, _Miss):

@@ -7,7 +7,9 @@
 - Applications in a leaf follow the queue's `application.sort.policy`: `fifo` (submission
   time) or `fair` (smallest share of the cluster in use first, then submission time). With
   `application.sort.priority` enabled (the default), applications whose best pending ask has a
-  higher priority go first under either policy.
+  higher priority go first under either policy; disabled, that priority still decides between
+  applications the policy ranks equal (submitted at the same moment, or the same share), as
+  YuniKorn's sorters do ("fifo first, priority second").
 - Nodes follow the partition's node sort policy (see `objects/node_index.py`): `binpacking`
   (fullest fitting node) or `fair` (emptiest fitting node), with resource weights.
 """
@@ -49,15 +51,21 @@ def app_share(app: Application, cluster: Mapping[str, int]) -> float:
 
 def application_key(leaf: Queue, version: int, cluster: Mapping[str, int]) -> Callable[[Application], SortKey]:
     """The sort key of the leaf's applications now: smaller keys are served first."""
-    by_priority = leaf.app_sort_priority
+    return sort_key(leaf, lambda a: a.top_priority(version), cluster)
+
+
+def sort_key(
+    leaf: Queue, priority_of: Callable[[Application], int], cluster: Mapping[str, int]
+) -> Callable[[Application], SortKey]:
+    """The leaf's sort key with an application's priority read by `priority_of`: first when
+    `application.sort.priority` is enabled, else right after what the policy compares."""
     if leaf.app_sort_policy == APP_FAIR:
-        return lambda a: (
-            -a.top_priority(version) if by_priority else 0,
-            app_share(a, cluster),
-            a.submission_time,
-            a.app_id,
-        )
-    return lambda a: (-a.top_priority(version) if by_priority else 0, a.submission_time, a.app_id)
+        if leaf.app_sort_priority:
+            return lambda a: (-priority_of(a), app_share(a, cluster), a.submission_time, a.app_id)
+        return lambda a: (app_share(a, cluster), -priority_of(a), a.submission_time, a.app_id)
+    if leaf.app_sort_priority:
+        return lambda a: (-priority_of(a), a.submission_time, a.app_id)
+    return lambda a: (a.submission_time, -priority_of(a), a.app_id)
 
 
 def order_applications(leaf: Queue, version: int, cluster: Mapping[str, int]) -> ApplicationOrder:

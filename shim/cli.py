@@ -1,4 +1,4 @@
-"""The `herder` command: `run`, `simulate`, `bench`, `validate` and `--version`.
+"""The `herder` command: `run`, `simulate`, `bench`, `validate`, `explain`, `snapshot`, `trace` and `--version`.
 
 Each subcommand lives in its own module and is imported only when it runs, so `herder
 validate` never loads kopf and `herder simulate` never needs a cluster. Every command returns
@@ -132,6 +132,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     simulate.add_argument("--port", type=int, metavar="P", help="with --serve: the port (default 9080; 0: any free)")
     simulate.add_argument("--address", metavar="A", help="with --serve: the address to listen on (default 127.0.0.1)")
+    simulate.add_argument(
+        "--compare",
+        metavar="CANDIDATE",
+        help="run twice, as it is and with CANDIDATE (a queues.yaml, ConfigMap, settings or scenario patch), "
+        "and show what changes",
+    )
+    simulate.add_argument("--trace", metavar="FILE", help="replay a workload trace (CSV or JSON lines) as well")
     simulate.set_defaults(handler=simulate_command)
 
     validate = commands.add_parser("validate", help="check a queues.yaml (or the scheduler ConfigMap)")
@@ -139,8 +146,10 @@ def build_parser() -> argparse.ArgumentParser:
     validate.set_defaults(handler=validate_command)
 
     from shim.explain import add_parser as add_explain
+    from shim.whatif.command import add_parsers as add_what_if
 
     add_explain(commands)
+    add_what_if(commands)
 
     from shim.sim.examples import add_parser as add_examples
 
@@ -218,6 +227,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument(
         "--sweep", action="store_true", help="instead: 500, 5,000 and 20,000 nodes with --pods pods, as a table"
+    )
+    bench.add_argument(
+        "--trace",
+        type=int,
+        default=0,
+        metavar="PODS",
+        help="instead: replay a synthetic week of PODS pods' history (what-if)",
     )
     bench.add_argument(
         "--event-streams", type=int, default=0, metavar="N", help="instead: schedule with N event stream clients"

@@ -12,8 +12,12 @@ is added, removed or changed. Allocations change one column in place.
 Scores follow YuniKorn's node sort policies: a node's usage share is the weighted mean over
 the weighted resources of `(capacity - available) / capacity`; `binpacking` picks the fitting
 node with the highest share (fill nodes before using new ones), `fair` the lowest (spread).
-Ties go to a node without a PreferNoSchedule taint first, then to the node whose name sorts
-first; a pod with preferences of its own breaks them with its scores (`objects/pod_scores.py`).
+Ties go to the node with the fewest PreferNoSchedule taints the pod does not tolerate (as
+kube-scheduler's TaintToleration score), then to the node whose name sorts first; a pod with
+preferences of its own breaks them with its scores first (`objects/pod_scores.py`). Columns are
+ordered for the common pod that tolerates none of those taints (fewest such taints, then name);
+a pod that tolerates some gets its own order of the columns (`TieOrder`), kept per set of
+constraints like a mask.
 
 Between two pods of the same shape only a few nodes change, so the index remembers the best
 few nodes per shape and looks again only at the nodes changed since (`objects/node_choice.py`):
@@ -29,7 +33,7 @@ import numpy.typing as npt
 
 from core.objects.constraints import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, NodeConstraints, Taint
 from core.objects.node import Node
-from core.objects.node_choice import Choice, Needs, choose, confirm
+from core.objects.node_choice import Choice, Needs, TieOrder, choose, confirm
 from core.objects.node_info import NodeInfo
 from core.resources import MEMORY, VCORE, Resource
 
@@ -80,8 +84,14 @@ def node_affinity_mismatch(info: NodeInfo, constraints: NodeConstraints) -> str 
     return None
 
 
-def _prefers_no(node: Node) -> bool:
-    return any(taint.effect == PREFER_NO_SCHEDULE for taint in node.info.taints)
+def prefer_no_schedule_count(taints: tuple[Taint, ...], constraints: NodeConstraints | None = None) -> int:
+    """The PreferNoSchedule taints (those the pod with `constraints` does not tolerate, if given)."""
+    tolerations = constraints.tolerations if constraints is not None else ()
+    return sum(
+        1
+        for taint in taints
+        if taint.effect == PREFER_NO_SCHEDULE and not any(tol.tolerates(taint) for tol in tolerations)
+    )
 
 
 class NodeIndex:
@@ -105,6 +115,8 @@ class NodeIndex:
         # per topology key: each column's domain code (len(values) when the node lacks the key)
         self._domains: dict[str, tuple[npt.NDArray[np.int64], dict[str, int]]] = {}
         self._eligible: dict[tuple[NodeConstraints, tuple[str, ...], bool, bool], npt.NDArray[np.bool_]] = {}
+        self._prefer_no: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)  # PreferNoSchedule taints
+        self._ties: dict[NodeConstraints, TieOrder | None] = {}
 
     def set_policy(self, policy: str, weights: Mapping[str, float] | None) -> None:
         self._policy = policy
@@ -165,7 +177,8 @@ class NodeIndex:
         return total / weight_sum if weight_sum else 0.0
 
     def _rebuild(self) -> None:
-        names = sorted(self._nodes, key=lambda name: (_prefers_no(self._nodes[name]), name))
+        prefer_no = {name: prefer_no_schedule_count(node.info.taints) for name, node in self._nodes.items()}
+        names = sorted(self._nodes, key=lambda name: (prefer_no[name], name))
         keys: set[str] = set()
         for node in self._nodes.values():
             keys.update(node.info.capacity)
@@ -186,6 +199,8 @@ class NodeIndex:
         self._masks = {}
         self._domains = {}
         self._eligible = {}
+        self._prefer_no = np.fromiter((prefer_no[name] for name in names), dtype=np.int64, count=len(names))
+        self._ties = {}
         self._log = []
         self._choices = {}
         self._dirty = False
@@ -200,6 +215,31 @@ class NodeIndex:
             )
             self._masks[constraints] = mask
         return mask
+
+    def _tie_order(self, constraints: NodeConstraints) -> TieOrder | None:
+        """The pod's own order for ties when its tolerations make the column order wrong: by the
+        PreferNoSchedule taints it does not tolerate, then by name. None: the columns' order."""
+        if not constraints.tolerations:
+            return None
+        if constraints in self._ties:
+            return self._ties[constraints]
+        if len(self._ties) >= _CHOICE_LIMIT:
+            self._ties.clear()
+        ties = None
+        counts = self._prefer_no
+        if counts.any():
+            untolerated = counts.copy()
+            for pos in np.flatnonzero(counts):
+                untolerated[pos] = prefer_no_schedule_count(self._nodes[self._names[pos]].info.taints, constraints)
+            if not np.array_equal(untolerated, counts):
+                by_name = np.empty(len(self._names), dtype=np.int64)
+                by_name[sorted(range(len(self._names)), key=self._names.__getitem__)] = np.arange(len(self._names))
+                column = np.lexsort((by_name, untolerated)).astype(np.int64)
+                place = np.empty_like(column)
+                place[column] = np.arange(len(column))
+                ties = TieOrder(place, column)
+        self._ties[constraints] = ties
+        return ties
 
     # -- topology domains, for rules between pods (objects/pod_topology.py) ----------------
     @property
@@ -299,7 +339,9 @@ class NodeIndex:
                 return None
             if len(self._choices) >= _CHOICE_LIMIT:
                 self._choices.clear()
-            choice = choose(self._avail, self._rank, self._mask(constraints), needs, len(self._log))
+            choice = choose(
+                self._avail, self._rank, self._mask(constraints), needs, len(self._log), self._tie_order(constraints)
+            )
             self._choices[shape] = choice
             pos = choice.first()
         return self._names[pos] if pos >= 0 else None
@@ -324,7 +366,12 @@ class NodeIndex:
         ranks = self._rank[fitting]
         best = fitting[ranks == ranks.max()]
         if len(best) > 1 and tiebreak is not None:
-            best = best[int(np.argmax(tiebreak(best))) :]
+            scores = tiebreak(best)
+            best = best[scores == scores.max()]
+        if len(best) > 1:
+            ties = self._tie_order(constraints)
+            if ties is not None:
+                return self._names[int(best[np.argmin(ties.place[best])])]
         return self._names[int(best[0])]
 
     def _needs(self, request: Resource) -> Needs | None:

@@ -8,10 +8,11 @@ only between the nodes that policy finds equally good (empty nodes under binpack
 - PreferNoSchedule taints: fewer taints the pod does not tolerate is better;
 - preferred pod affinity / anti-affinity: plus / minus the weight for every matching pod in
   the node's domain;
-- `ScheduleAnyway` spread: fewer matching pods of the pod's namespace in the node's domain.
+- `ScheduleAnyway` spread: fewer matching pods of the pod's namespace in the node's domain; a
+  node without a constraint's topology key comes last (kube-scheduler scores it lowest).
 
 Each part is scaled to 0..1 over the candidates and the parts are added, so no single part
-outweighs the others by its units; ties left go to the first candidate.
+outweighs the others by its units; the node index breaks the ties left (`NodeIndex.select`).
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ from collections.abc import Mapping
 import numpy as np
 import numpy.typing as npt
 
-from core.objects.constraints import PREFER_NO_SCHEDULE, NodeConstraints
+from core.objects.constraints import NodeConstraints
 from core.objects.node import Node
-from core.objects.node_index import NodeIndex
-from core.objects.pod_rules import PodAffinityTerm, PodRules
+from core.objects.node_index import NodeIndex, prefer_no_schedule_count
+from core.objects.pod_rules import PodAffinityTerm, PodRules, SpreadConstraint
 from core.objects.pod_topology import PodTopology, Selector
 
 Scores = npt.NDArray[np.float64]
@@ -66,25 +67,35 @@ def preference_scores(
             for info in infos
         ]
         total += _scaled(np.array(weights, dtype=np.float64))
-    untolerated = [
-        -sum(
-            1
-            for taint in info.taints
-            if taint.effect == PREFER_NO_SCHEDULE and not any(tol.tolerates(taint) for tol in constraints.tolerations)
-        )
-        for info in infos
-    ]
+    untolerated = [-prefer_no_schedule_count(info.taints, constraints) for info in infos]
     total += _scaled(np.array(untolerated, dtype=np.float64))
     affinity = np.zeros(len(candidates), dtype=np.float64)
     for sign, weighted in [(1, w) for w in pod.preferred_affinity] + [(-1, w) for w in pod.preferred_anti_affinity]:
         counts = topology.counts((weighted.term,))
         affinity += sign * weighted.weight * _domain_counts(counts, weighted.term.topology_key, index, candidates)
     total += _scaled(affinity)
-    crowding = np.zeros(len(candidates), dtype=np.float64)
-    for constraint in pod.spread:
-        if constraint.hard:
-            continue
-        selector: Selector = (PodAffinityTerm(constraint.selector, "", frozenset({pod.namespace})),)
-        crowding -= _domain_counts(topology.counts(selector), constraint.topology_key, index, candidates)
-    total += _scaled(crowding)
+    soft = [constraint for constraint in pod.spread if not constraint.hard]
+    if soft:
+        total += _scaled(_spread_scores(soft, pod.namespace, candidates, index, topology))
     return total
+
+
+def _spread_scores(
+    soft: list[SpreadConstraint],
+    namespace: str,
+    candidates: npt.NDArray[np.intp],
+    index: NodeIndex,
+    topology: PodTopology,
+) -> Scores:
+    """Minus the matching pods in each candidate's domains; a candidate lacking a constraint's
+    key ranks below every other, as kube-scheduler scores such a node lowest."""
+    crowding = np.zeros(len(candidates), dtype=np.float64)
+    keyed = np.ones(len(candidates), dtype=np.bool_)
+    for constraint in soft:
+        selector: Selector = (PodAffinityTerm(constraint.selector, "", frozenset({namespace})),)
+        crowding -= _domain_counts(topology.counts(selector), constraint.topology_key, index, candidates)
+        codes, values = index.domains(constraint.topology_key)
+        keyed &= codes[candidates] < len(values)
+    if keyed.any() and not keyed.all():
+        crowding[~keyed] = crowding[keyed].min() - 1.0
+    return crowding

@@ -520,6 +520,13 @@ def _print_text(report: dict[str, Any]) -> None:
             f"{arrivals['us_per_pod']:.1f} µs per pod, {arrivals['ratio']:.2f}x the "
             f"{arrivals['baseline_us_per_pod']:.1f} µs of {leaves['baseline_leaves']} leaf queues"
         )
+    if "trace" in report:
+        trace = report["trace"]
+        print(
+            f"trace replay: {trace['pods']:,} pods over {trace['simulated_seconds']:,} simulated seconds on "
+            f"{trace['nodes']} nodes: {trace['cpu_seconds']} CPU-s ({trace['wall_seconds']} s wall), "
+            f"{trace['microseconds_per_pod']} µs per pod"
+        )
     for part, title in (("emulator", "through the Kubernetes shim (emulator)"), ("soak", "binding soak (emulator)")):
         if part in report:
             print(f"{title}:")
@@ -540,12 +547,16 @@ def bench_command(args: argparse.Namespace) -> int:
         return 2
     progress = Progress()
     try:
+        if getattr(args, "trace", 0):
+            from shim.bench.trace import run_trace_bench
+
+            report["trace"] = run_trace_bench(args.trace)
         if args.leaves:
             pods = args.leaf_pods or min(args.pods, LEAF_PODS)
             report["leaves"] = run_leaf_bench(
                 args.leaves, pods, priorities=args.queue_priorities, progress=progress.step
             )
-        if not (args.sweep or args.users or args.quotas or args.emulator or args.soak or args.leaves):
+        if not (args.sweep or args.users or args.quotas or args.emulator or args.soak or args.leaves or args.trace):
             report["scheduling"] = run_scheduling(
                 args.nodes,
                 args.pods,

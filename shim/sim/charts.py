@@ -15,6 +15,8 @@ from typing import Any
 QUEUE_CHART = "queue-usage.png"
 QUOTA_CHART = "quota-usage.png"
 PENDING_CHART = "pending-pods.png"
+COMPARE_USAGE_CHART = "compare-usage.png"
+COMPARE_WAIT_CHART = "compare-waits.png"
 MAX_QUOTA_PANELS = 8
 MAX_QUEUE_PANELS = 8
 
@@ -177,4 +179,84 @@ def write_charts(report: Mapping[str, Any], directory: Path) -> list[Path]:
     pending_chart(plt, report, written[1])
     if quota_chart(plt, report, directory / QUOTA_CHART):
         written.append(directory / QUOTA_CHART)
+    return written
+
+
+def _leaf_queues(report: Mapping[str, Any]) -> list[str]:
+    queues: list[str] = []
+    for sample in report["timeline"]:
+        used = (q for q, usage in sample["queues"].items() if q != "root" and any(usage.values()))
+        queues.extend(q for q in used if q not in queues)
+    return sorted(queues)[: MAX_QUEUE_PANELS * 2]
+
+
+def compare_usage_chart(plt: Any, baseline: Mapping[str, Any], candidate: Mapping[str, Any], path: Path) -> None:
+    """Side by side: each queue's cores over time, then pending and running pods, in both runs."""
+    queues = sorted(set(_leaf_queues(baseline)) | set(_leaf_queues(candidate)))
+    fig, axes = plt.subplots(2, 2, figsize=(14, 7), sharex=True, sharey="row", squeeze=False)
+    for column, (title, report) in enumerate((("baseline", baseline), ("candidate", candidate))):
+        samples, until = report["timeline"], float(report["until"])
+        top = axes[0][column]
+        for i, queue in enumerate(queues):
+
+            def cores(s: Mapping[str, Any], q: str = queue) -> float:
+                return float(s["queues"].get(q, {}).get("vcore", 0)) / 1000.0
+
+            times, values = _series(samples, until, cores)
+            top.step(times, values, where="post", color=f"C{i % 10}", label=queue)
+        top.set_title(f"{title}: queue usage (cores)", loc="left", fontsize="medium")
+        top.grid(alpha=0.3)
+        bottom = axes[1][column]
+        for part in ("pending", "running"):
+
+            def count(s: Mapping[str, Any], p: str = part) -> float:
+                return float(s[p])
+
+            times, values = _series(samples, until, count)
+            bottom.step(times, values, where="post", label=f"{part} pods")
+        bottom.set_title(f"{title}: Herder's pods", loc="left", fontsize="medium")
+        bottom.set_xlabel("simulated seconds")
+        bottom.grid(alpha=0.3)
+    if queues:
+        axes[0][1].legend(loc="upper right", fontsize="small")
+    axes[1][1].legend(loc="upper right", fontsize="small")
+    axes[0][0].set_ylim(bottom=0)
+    axes[1][0].set_ylim(bottom=0)
+    fig.suptitle(f"{baseline['name']}: baseline and candidate side by side")
+    _save(plt, fig, path)
+
+
+def compare_wait_chart(plt: Any, comparison: Mapping[str, Any], path: Path) -> None:
+    """Per queue, mean and p95 wait in both runs, as grouped bars."""
+    old, new = comparison["baseline"]["queues"], comparison["candidate"]["queues"]
+    queues = sorted(set(old) | set(new))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(queues) + 2), 4))
+    width = 0.2
+    for offset, (label, side, key) in enumerate(
+        (
+            ("baseline mean", old, "wait_mean"),
+            ("candidate mean", new, "wait_mean"),
+            ("baseline p95", old, "wait_p95"),
+            ("candidate p95", new, "wait_p95"),
+        )
+    ):
+        values = [float(side.get(queue, {}).get(key, 0.0)) for queue in queues]
+        ax.bar([i + (offset - 1.5) * width for i in range(len(queues))], values, width, label=label)
+    ax.set_xticks(range(len(queues)))
+    ax.set_xticklabels(queues, rotation=20, ha="right", fontsize="small")
+    ax.set_ylabel("wait (s)")
+    ax.set_title(f"{comparison['baseline']['name']}: wait per queue, baseline and candidate")
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize="small")
+    _save(plt, fig, path)
+
+
+def write_comparison_charts(
+    baseline: Mapping[str, Any], candidate: Mapping[str, Any], comparison: Mapping[str, Any], directory: Path
+) -> list[Path]:
+    """The two side-by-side charts of a comparison; the paths written."""
+    plt = _pyplot()
+    written = [directory / COMPARE_USAGE_CHART, directory / COMPARE_WAIT_CHART]
+    compare_usage_chart(plt, baseline, candidate, written[0])
+    compare_wait_chart(plt, comparison, written[1])
     return written

@@ -382,8 +382,10 @@ class SimCluster:
             self.note(now, pod.full_name, "PodRefused", pod.reason)
             return pod
         if node:
-            # Created already bound (spec.nodeName): the core takes it as running, as at recovery.
+            # Created already bound (spec.nodeName): the core takes it as running, as at recovery
+            # (a gang's placeholder in a snapshot too: it stays until replaced or released).
             allocation = pod_to_allocation(manifest, ns, self._scheduler_name)
+            pod.placeholder = allocation.placeholder
             self._move(pod, RUNNING, now)
             self._occupy(pod, str(node), allocation.resource, now)
             self.scheduler.add_allocation(allocation, now)

@@ -1,7 +1,8 @@
-"""`herder simulate SCENARIO`: load, run, and show or write the report.
+"""`herder simulate SCENARIO`: load, run, and show or write the report (or, with `--compare
+CANDIDATE`, run it twice and show what the candidate changes: shim/sim/compare.py).
 
-SCENARIO is a file, or the name of a shipped example (`shim.sim.examples`). With `--serve` the
-run is paced and served over REST while it plays (`shim.sim.serve`).
+SCENARIO is a file, or a shipped example (`shim.sim.examples`) by name. With `--serve` the run
+is paced and served over REST while it plays (`shim.sim.serve`).
 
 Exit codes: 0 the scenario ran (whatever happened inside it: a pod that cannot run is a
 result, not an error); 1 the scenario is invalid (every problem listed on stderr); 2 the
@@ -19,22 +20,27 @@ import os
 import sys
 import time
 from functools import partial
-from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
+import yaml
+
 from core.config import SettingsError
-from shim.command import EXIT_INVALID, EXIT_OK, EXIT_USAGE, parse_set_options
-from shim.sim.charts import ChartsUnavailable, write_charts
+from core.config.safe_yaml import load_yaml
+from shim.command import EXIT_INVALID, EXIT_OK, EXIT_USAGE, parse_set_options, read_user_text
+from shim.sim.candidate import apply_candidate
+from shim.sim.charts import ChartsUnavailable, write_charts, write_comparison_charts
 from shim.sim.cluster import PENDING, RUNNING, SimCluster
+from shim.sim.compare import compare_reports, comparison_summary
 from shim.sim.engine import Simulation
-from shim.sim.examples import UnknownExample, close_examples, find_example
+from shim.sim.examples import close_examples, example_file
 from shim.sim.report import build_report
-from shim.sim.scenario import Scenario, ScenarioError, load_scenario
+from shim.sim.scenario import Scenario, ScenarioError, parse_scenario, read_scenario_document
 from shim.sim.serve import ServeOptions, serve_simulation
 from shim.sim.summary import human_summary
 
 REPORT_FILE = "report.json"
+COMPARISON_FILE = "comparison.json"
 BAR_WIDTH = 30
 
 
@@ -89,22 +95,57 @@ def _json(report: dict[str, Any], indent: int) -> str:
     return json.dumps(report, separators=(",", ":"))
 
 
-def _load(spelling: str, overrides: dict[str, str]) -> Scenario:
-    """The scenario file `spelling` names, else the shipped example of that name (`gangs`,
-    `examples/gangs.yaml`); OSError (with a hint) when neither exists."""
+def _given_path(spelling: str) -> Path:
+    """The file `spelling` names, else the shipped example file it names (`gangs`,
+    `examples/gangs.yaml`, `examples/what-if/candidate.yaml`); FileNotFoundError, with a hint,
+    when neither exists."""
     path = Path(spelling)
     if path.exists():
-        return load_scenario(path, overrides)
+        return path
+    shipped = example_file(spelling)
+    if shipped is not None:
+        return shipped
+    close = close_examples(spelling)
+    hint = f"; did you mean the example {' or '.join(close)}?" if close else "; `herder examples` lists the examples"
+    raise FileNotFoundError(errno.ENOENT, f"No such file or directory{hint}")
+
+
+def _scenario_document(args: argparse.Namespace, path: Path) -> object:
+    """The scenario's YAML, with `--trace FILE` as its `trace` (read from where the command runs)."""
+    document = read_scenario_document(path)
+    if getattr(args, "trace", None) and isinstance(document, dict):
+        document = {**document, "trace": str(Path(args.trace).resolve())}
+    return document
+
+
+def _progress(scenario: Scenario, args: argparse.Namespace) -> ProgressLine | None:
+    if sys.stderr.isatty() and not args.quiet:
+        return ProgressLine(sys.stderr, _horizon(scenario), exact=scenario.until is not None)
+    return None
+
+
+def _run(scenario: Scenario, args: argparse.Namespace) -> dict[str, Any]:
+    progress = _progress(scenario, args)
+    simulation = Simulation(scenario, progress)
+    simulation.run()
+    if progress is not None:
+        progress.close()
+    return build_report(simulation)
+
+
+def _write(directory: Path, name: str, text: str) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / name
+    path.write_text(text + "\n")
+    return path
+
+
+def _show(text: str) -> None:
     try:
-        example = find_example(spelling)
-    except UnknownExample:
-        close = close_examples(spelling)
-        hint = "; `herder examples` lists the examples"
-        if close:
-            hint = f"; did you mean the example {' or '.join(close)}?"
-        raise FileNotFoundError(errno.ENOENT, f"No such file or directory{hint}") from None
-    with resources.as_file(example.resource) as file:
-        return load_scenario(file, overrides)
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader (`| head`) stopped early: not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def simulate_command(args: argparse.Namespace) -> int:
@@ -115,7 +156,9 @@ def simulate_command(args: argparse.Namespace) -> int:
         _fail("bad --set option:", err.problems)
         return EXIT_USAGE
     try:
-        scenario = _load(args.scenario, overrides)
+        found = _given_path(args.scenario)
+        document = _scenario_document(args, found)
+        scenario = parse_scenario(document, found.stem, overrides, found.parent)
     except OSError as err:
         _fail(f"cannot read {path}: {err.strerror}")
         return EXIT_USAGE
@@ -125,20 +168,23 @@ def simulate_command(args: argparse.Namespace) -> int:
     except SettingsError as err:
         _fail("bad --set option:", [f"--set {problem}" for problem in err.problems])
         return EXIT_USAGE
-
     serve = _serve_options(args)
     if isinstance(serve, str):
         _fail(serve)
         return EXIT_USAGE
-    progress = None
-    if sys.stderr.isatty() and not args.quiet:
-        progress = ProgressLine(sys.stderr, _horizon(scenario), exact=scenario.until is not None)
-    show = partial(_show, args=args, progress=progress)
+    if getattr(args, "compare", None):
+        if serve is not None:
+            _fail("--serve plays one scenario; --compare runs two: give one of them")
+            return EXIT_USAGE
+        return _compare_command(args, found, document, scenario, overrides)
+
+    progress = _progress(scenario, args)
+    finish = partial(_finish, args=args, progress=progress)
     if serve is not None:
-        return serve_simulation(scenario, serve, progress, show)
+        return serve_simulation(scenario, serve, progress, finish)
     simulation = Simulation(scenario, progress)
     simulation.run()
-    return show(simulation)
+    return finish(simulation)
 
 
 def _serve_options(args: argparse.Namespace) -> ServeOptions | str | None:
@@ -160,30 +206,65 @@ def _serve_options(args: argparse.Namespace) -> ServeOptions | str | None:
     )
 
 
-def _show(simulation: Simulation, args: argparse.Namespace, progress: ProgressLine | None) -> int:
+def _finish(simulation: Simulation, args: argparse.Namespace, progress: ProgressLine | None) -> int:
     """The summary, or the report on stdout and/or into `--out`, once the run is over."""
     if progress is not None:
         progress.close()
     report = build_report(simulation)
-
     notes = sys.stderr if args.json else sys.stdout
     if args.out:
         directory = Path(args.out)
         try:
-            directory.mkdir(parents=True, exist_ok=True)
-            (directory / REPORT_FILE).write_text(_json(report, args.indent) + "\n")
+            written = [_write(directory, REPORT_FILE, _json(report, args.indent))]
         except OSError as err:
             _fail(f"cannot write the report into {directory}: {err.strerror}")
             return EXIT_USAGE
-        written = [directory / REPORT_FILE]
         try:
             written += write_charts(report, directory)
         except ChartsUnavailable as err:
             print(f"herder simulate: no charts: {err}", file=sys.stderr)
         print("wrote " + ", ".join(str(p) for p in written), file=notes)
+    _show(_json(report, args.indent) if args.json else human_summary(report))
+    return EXIT_OK
+
+
+def _compare_command(
+    args: argparse.Namespace, path: Path, document: object, baseline: Scenario, overrides: dict[str, str]
+) -> int:
+    """Run the scenario as it is and under the candidate; show what changes."""
+    candidate_path = Path(args.compare)
     try:
-        print(_json(report, args.indent) if args.json else human_summary(report))
-        sys.stdout.flush()
-    except BrokenPipeError:  # the reader (`| head`) stopped early: not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        candidate_path = _given_path(args.compare)
+        candidate_source = load_yaml(read_user_text(candidate_path))
+        patched = apply_candidate(document if isinstance(document, dict) else {}, candidate_source)
+        candidate = parse_scenario(patched, path.stem, overrides, path.parent)
+    except OSError as err:
+        _fail(f"cannot read {candidate_path}: {err.strerror}")
+        return EXIT_USAGE
+    except (ScenarioError, SettingsError) as err:
+        _fail(f"{candidate_path} cannot be applied to {path}:", err.problems)
+        return EXIT_INVALID
+    except (yaml.YAMLError, ValueError) as err:
+        _fail(f"{candidate_path} is not a readable YAML file: {err}")
+        return EXIT_INVALID
+    reports = {"baseline": _run(baseline, args), "candidate": _run(candidate, args)}
+    comparison = compare_reports(reports["baseline"], reports["candidate"])
+    notes = sys.stderr if args.json else sys.stdout
+    if args.out:
+        directory = Path(args.out)
+        try:
+            written = [_write(directory, COMPARISON_FILE, _json(comparison, args.indent))]
+            for side, report in reports.items():
+                written.append(_write(directory / side, REPORT_FILE, _json(report, args.indent)))
+        except OSError as err:
+            _fail(f"cannot write the reports into {directory}: {err.strerror}")
+            return EXIT_USAGE
+        try:
+            for side, report in reports.items():
+                written += write_charts(report, directory / side)
+            written += write_comparison_charts(reports["baseline"], reports["candidate"], comparison, directory)
+        except ChartsUnavailable as err:
+            print(f"herder simulate: no charts: {err}", file=sys.stderr)
+        print("wrote " + ", ".join(str(p) for p in written), file=notes)
+    _show(_json(comparison, args.indent) if args.json else comparison_summary(comparison))
     return EXIT_OK

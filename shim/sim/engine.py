@@ -228,7 +228,10 @@ class Simulation:
         replicas = AskMemo()
         for i, name in enumerate(pod_names(workload)):
             uid = self._uid(namespace, name, given, i if workload.count > 1 else None)
-            self.cluster.create_pod(pod_manifest(template, name, t, uid), workload.duration, t, replicas)
+            created = t if workload.created is None else workload.created
+            started = workload.started if template["spec"].get("nodeName") else None
+            manifest = pod_manifest(template, name, created, uid, started)
+            self.cluster.create_pod(manifest, workload.duration, t, replicas)
 
     def _event(self, event: ScenarioEvent, t: float) -> None:
         cluster = self.cluster

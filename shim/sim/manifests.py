@@ -53,12 +53,14 @@ def node_manifest(entry: NodeEntry, name: str) -> dict[str, Any]:
     }
 
 
-def pod_manifest(template: Mapping[str, Any], name: str, created: float, uid: str) -> dict[str, Any]:
+def pod_manifest(
+    template: Mapping[str, Any], name: str, created: float, uid: str, started: float | None = None
+) -> dict[str, Any]:
     """The workload's pod with its own name, uid and creation time, not yet bound. The pod, its
     metadata and its spec are its own dicts (binding sets `spec.nodeName`, admission may set
     `spec.priority` and replace the annotations); what is nested deeper (containers, labels,
     affinity...) is the template's, shared by every replica: nothing changes it in place (a
-    resize works on a deep copy)."""
+    resize works on a deep copy). `started` gives a pod created bound its status.startTime."""
     pod: dict[str, Any] = dict(template)
     meta = dict(pod.get("metadata") or {})
     meta["name"] = name
@@ -69,7 +71,7 @@ def pod_manifest(template: Mapping[str, Any], name: str, created: float, uid: st
     pod.setdefault("apiVersion", "v1")
     pod.setdefault("kind", "Pod")
     pod["spec"] = dict(pod.get("spec") or {})
-    pod["status"] = {"phase": "Pending"}
+    pod["status"] = {"phase": "Pending"} if started is None else {"phase": "Running", "startTime": rfc3339(started)}
     return pod
 
 

@@ -22,6 +22,7 @@ import yaml
 from core.config import ConfigError, SchedulerConfig, Settings, SettingsError, load_config, parse_settings
 from core.config.safe_yaml import load_yaml
 from shim.command import read_user_text
+from shim.sim.trace import TraceError, load_trace, trace_pod
 
 TOP_KEYS = (
     "name",
@@ -33,12 +34,14 @@ TOP_KEYS = (
     "priorityclasses",
     "objects",
     "workload",
+    "trace",
     "events",
     "until",
     "snapshots",
 )
 NODE_KEYS = ("name", "count", "allocatable", "labels", "annotations", "taints", "unschedulable", "ready")
-WORKLOAD_KEYS = ("at", "count", "duration", "pod")
+WORKLOAD_KEYS = ("at", "count", "duration", "created", "started", "pod")
+TRACE_KEYS = ("file", "at")
 ACTIONS = ("remove-node", "add-node", "cordon-node", "uncordon-node", "apply", "delete", "resize")
 EVENT_KEYS = {
     "remove-node": ("name",),
@@ -84,11 +87,22 @@ class NodeEntry:
 
 @dataclass(frozen=True, slots=True)
 class WorkloadEntry:
+    """Pods arriving at `at`. `created` (its creationTimestamp, default `at`) and, for a pod
+    created bound, `started` (its status.startTime) may lie before the run's start: a snapshot's
+    pods were created and started before the moment it was taken."""
+
     index: int
     at: float
     pod: Mapping[str, Any]
     count: int = 1
     duration: float | None = None
+    created: float | None = None
+    started: float | None = None
+    origin: str = ""  # where a trace's row came from (`week.csv:12`); scenario entries: workload[index]
+
+    @property
+    def where(self) -> str:
+        return self.origin or f"workload[{self.index}]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +197,15 @@ class _Reader:
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_SECONDS:
             self.bad(where, f"must be a positive number of seconds up to {MAX_SECONDS:g}, got {value!r}")
+            return None
+        return float(value)
+
+    def earlier(self, value: object, where: str, at: float) -> float | None:
+        """A moment at or before `at`, possibly before the run's start (negative seconds)."""
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not -MAX_SECONDS <= value <= at:
+            self.bad(where, f"must be seconds from {-MAX_SECONDS:g} to the entry's at ({at:g}), got {value!r}")
             return None
         return float(value)
 
@@ -410,12 +433,16 @@ def _named_objects(reader: _Reader, top: Mapping[str, Any], key: str, what: str)
 
 
 def parse_scenario(
-    document: object, default_name: str = "scenario", overrides: Mapping[str, str] | None = None
+    document: object,
+    default_name: str = "scenario",
+    overrides: Mapping[str, str] | None = None,
+    base: Path | None = None,
 ) -> Scenario:
     """A scenario from its loaded YAML; raises ScenarioError listing every problem.
 
     `overrides` are `--set` settings, applied over the scenario's own; a bad one raises
-    SettingsError (a usage error, not the scenario's).
+    SettingsError (a usage error, not the scenario's). A `trace` file is read from `base`, the
+    scenario file's directory (default: the current directory).
     """
     reader = _Reader()
     top = reader.mapping(document, "scenario", TOP_KEYS)
@@ -464,16 +491,29 @@ def parse_scenario(
         at = reader.time(entry.get("at"), f"{where}.at", 0.0)
         count = reader.count(entry.get("count"), f"{where}.count")
         duration = reader.positive_number(entry.get("duration"), f"{where}.duration")
+        created = reader.earlier(entry.get("created"), f"{where}.created", at or 0.0)
+        started = reader.earlier(entry.get("started"), f"{where}.started", at or 0.0)
         pod = _pod(reader, entry.get("pod"), f"{where}.pod")
         if len(reader.problems) == problems_before:
-            workload.append(WorkloadEntry(index=i, at=at or 0.0, pod=pod, count=count, duration=duration))
+            workload.append(
+                WorkloadEntry(
+                    index=i,
+                    at=at or 0.0,
+                    pod=pod,
+                    count=count,
+                    duration=duration,
+                    created=created,
+                    started=started,
+                )
+            )
+    workload.extend(_trace_workload(reader, top.get("trace"), base, len(workload)))
     total = sum(entry.count for entry in workload)
     if total > MAX_POD_COUNT:
         reader.bad("workload", f"{total} pods in all, more than the {MAX_POD_COUNT} a scenario may hold")
         workload = []
     _check_unique(
         reader,
-        [(f"{pod_namespace(w.pod)}/{n}", f"workload[{w.index}]") for w in workload for n in pod_names(w)],
+        [(f"{pod_namespace(w.pod)}/{n}", w.where) for w in workload for n in pod_names(w)],
         "pod",
     )
 
@@ -506,6 +546,38 @@ def parse_scenario(
         until=until,
         snapshots=tuple(sorted(set(snapshots))),
     )
+
+
+def _trace_workload(reader: _Reader, raw: object, base: Path | None, first: int) -> list[WorkloadEntry]:
+    """`trace: FILE` or `trace: {file: FILE, at: SECONDS}`: the trace's rows as workload entries,
+    numbered after the scenario's own (`at` shifts every arrival)."""
+    if raw is None:
+        return []
+    spec = {"file": raw} if isinstance(raw, str) else reader.mapping(raw, "trace", TRACE_KEYS)
+    name = reader.text(spec.get("file"), "trace.file" if isinstance(raw, Mapping) else "trace")
+    shift = reader.time(spec.get("at"), "trace.at", 0.0) or 0.0
+    if not name:
+        return []
+    path = Path(name) if base is None or Path(name).is_absolute() else base / name
+    try:
+        rows = load_trace(path)
+    except OSError as err:
+        reader.bad("trace", f"cannot read {path}: {err.strerror}")
+        return []
+    except TraceError as err:
+        reader.problems.extend(f"trace: {problem}" for problem in err.problems)
+        return []
+    return [
+        WorkloadEntry(
+            index=first + i,
+            at=shift + row.arrival,
+            pod=trace_pod(row),
+            count=row.count,
+            duration=row.duration,
+            origin=f"{path.name}:{row.line}",
+        )
+        for i, row in enumerate(rows)
+    ]
 
 
 def _priority_class(reader: _Reader, obj: Mapping[str, Any], where: str) -> None:
@@ -546,16 +618,20 @@ def _name_of(obj: Mapping[str, Any]) -> str:
     return name if isinstance(name, str) else ""
 
 
-def load_scenario(path: Path, overrides: Mapping[str, str] | None = None) -> Scenario:
-    """Read and check a scenario file; OSError if unreadable, ScenarioError if invalid."""
+def read_scenario_document(path: Path) -> object:
+    """The scenario file's YAML, not yet checked; OSError if unreadable, ScenarioError if not YAML."""
     try:
         text = read_user_text(path, MAX_SCENARIO_BYTES)
     except ValueError as err:
         raise ScenarioError([str(err)]) from None
     try:
-        document = load_yaml(text, max_bytes=MAX_SCENARIO_BYTES)
+        return load_yaml(text, max_bytes=MAX_SCENARIO_BYTES)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         raise ScenarioError([f"{path}: not valid YAML{where}: {getattr(err, 'problem', None) or err}"]) from None
-    return parse_scenario(document, path.stem, overrides)
+
+
+def load_scenario(path: Path, overrides: Mapping[str, str] | None = None) -> Scenario:
+    """Read and check a scenario file; OSError if unreadable, ScenarioError if invalid."""
+    return parse_scenario(read_scenario_document(path), path.stem, overrides, path.parent)

@@ -1,5 +1,6 @@
 """The node index remembers its choice per pod shape between decisions; whatever happens to the
-nodes in between, it must pick exactly the node a full pass over every node would pick."""
+nodes in between, it must pick exactly the node a full pass over every node would pick, ties
+included (the fewest PreferNoSchedule taints the pod does not tolerate, then the first name)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from core.objects import node_choice
 from core.objects.ask import Allocation
-from core.objects.constraints import NodeConstraints
+from core.objects.constraints import PREFER_NO_SCHEDULE, NodeConstraints, Taint, Toleration
 from core.objects.node import Node
 from core.objects.node_index import BINPACKING, FAIR, NodeIndex, static_mismatch
 from core.objects.node_info import NodeInfo
@@ -25,13 +26,30 @@ SHAPES = [
     Resource({"vcore": 1000, "pods": 1, "nvidia.com/gpu": 1}),
     Resource({"vcore": 0, "pods": 1}),
 ]
-CONSTRAINTS = [NodeConstraints(), NodeConstraints(node_selector=(("zone", "a"),))]
+SPOT = Taint("spot", "", PREFER_NO_SCHEDULE)
+OLD = Taint("old", "", PREFER_NO_SCHEDULE)
+TOLERATES_SPOT = (Toleration("spot", "Exists", "", PREFER_NO_SCHEDULE),)
+CONSTRAINTS = [
+    NodeConstraints(),
+    NodeConstraints(node_selector=(("zone", "a"),)),
+    NodeConstraints(tolerations=TOLERATES_SPOT),  # ties go another way than the columns' order
+    NodeConstraints(node_selector=(("zone", "b"),), tolerations=TOLERATES_SPOT),
+]
+
+
+def untolerated(node: Node, constraints: NodeConstraints) -> int:
+    return sum(
+        1
+        for taint in node.info.taints
+        if taint.effect == PREFER_NO_SCHEDULE and not any(tol.tolerates(taint) for tol in constraints.tolerations)
+    )
 
 
 def oracle(nodes: dict[str, Node], policy: str, request: Resource, constraints: NodeConstraints) -> str | None:
     """The documented rule, node by node: the fitting node with the highest usage share
-    (binpacking) or lowest (fair), ties to the first name."""
-    best: tuple[float, str] | None = None
+    (binpacking) or lowest (fair), ties to the fewest PreferNoSchedule taints the pod does not
+    tolerate, then to the first name."""
+    best: tuple[tuple[float, int], str] | None = None
     for name in sorted(nodes):
         node = nodes[name]
         if static_mismatch(node, constraints) is not None:
@@ -45,7 +63,7 @@ def oracle(nodes: dict[str, Node], policy: str, request: Resource, constraints: 
             if (capacity := node.info.capacity.get(key, 0)) > 0
         ]
         share = sum(shares) / len(shares) if shares else 0.0
-        rank = share if policy == BINPACKING else -share
+        rank = (share if policy == BINPACKING else -share, -untolerated(node, constraints))
         if best is None or rank > best[0]:
             best = (rank, name)
     return best[1] if best else None
@@ -58,15 +76,18 @@ FLAVOURS = [
     Resource({"vcore": 8000, "memory": 16, "pods": 6, "nvidia.com/gpu": 2}),
 ]
 node_infos = st.builds(
-    lambda i, capacity, zone: NodeInfo(node_id=f"n{i:02d}", capacity=capacity, labels={"zone": zone}),
+    lambda i, capacity, zone, taints: NodeInfo(
+        node_id=f"n{i:02d}", capacity=capacity, labels={"zone": zone}, taints=taints
+    ),
     st.integers(0, 39),
     st.sampled_from(FLAVOURS),
     st.sampled_from(["a", "b"]),
+    st.sampled_from([(), (), (SPOT,), (OLD,), (SPOT, OLD)]),
 )
 steps = st.lists(
     st.one_of(
-        st.tuples(st.just("place"), st.integers(0, len(SHAPES) - 1), st.integers(0, 1)),
-        st.tuples(st.just("probe"), st.integers(0, len(SHAPES) - 1), st.integers(0, 1)),
+        st.tuples(st.just("place"), st.integers(0, len(SHAPES) - 1), st.integers(0, len(CONSTRAINTS) - 1)),
+        st.tuples(st.just("probe"), st.integers(0, len(SHAPES) - 1), st.integers(0, len(CONSTRAINTS) - 1)),
         st.tuples(st.just("release"), st.integers(0, 10_000), st.just(0)),
         st.tuples(st.just("foreign"), st.integers(0, 39), st.integers(0, len(SHAPES) - 1)),
         st.tuples(st.just("node"), st.just(0), st.just(0)),

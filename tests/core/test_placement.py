@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -238,6 +239,37 @@ def test_deny_filter_allows_everyone_else() -> None:
     rules = [rule("user", create=True, filter=FilterConfig(type="deny", users=("bob",)))]
     assert place(rules, request(user=UserGroup("bob")), Tree({})).queue_path is None
     assert place(rules, request(), Tree({})).queue_path == "root.alice"
+
+
+# YuniKorn's rule tables (provided_rule_test, tag_rule_test, user_rule_test, fixed_rule_test):
+# "deny filter type should got empty queue": a deny filter naming nobody matches no application,
+# so the rule gives no queue and placement moves on to the next rule.
+UPSTREAM_TREE = Tree({"root.testchild": True, "root.testparent": False, "root.testparent.testchild": True})
+DENY_NOBODY = FilterConfig(type="deny")
+
+
+@pytest.mark.parametrize(
+    "denying",
+    [
+        rule("provided", filter=DENY_NOBODY),
+        rule("tag", "label1", filter=DENY_NOBODY),
+        rule("user", filter=DENY_NOBODY),
+        rule("fixed", "testchild", filter=DENY_NOBODY),
+    ],
+    ids=["provided", "tag", "user", "fixed"],
+)
+def test_a_deny_filter_listing_nobody_denies_everyone(denying: PlacementRuleConfig) -> None:
+    req = request("testchild", user=UserGroup("testchild"), tags={"label1": "testchild"})
+    alone = place([denying], req, UPSTREAM_TREE)
+    assert alone.queue_path is None
+    assert "rule 1" in alone.reason and "deny filter lists no users or groups" in alone.reason
+    then_fixed = place([denying, rule("fixed", "root.testparent.testchild")], req, UPSTREAM_TREE)
+    assert (then_fixed.queue_path, then_fixed.rule) == ("root.testparent.testchild", "fixed")
+
+
+def test_an_allow_filter_listing_nobody_allows_everyone() -> None:
+    rules = [rule("user", create=True, filter=FilterConfig(type="allow"))]
+    assert place(rules, request(user=UserGroup("bob")), Tree({})).queue_path == "root.bob"
 
 
 def test_filter_entries_with_regexp_characters_match_as_regexps() -> None:

@@ -21,7 +21,8 @@ def test_every_example_runs_cleanly(example: str) -> None:
     assert report["summary"]["pods"] > 0
     refused = [e for e in report["events"] if e["reason"].endswith("Refused") or e["reason"] == "TooManyRounds"]
     assert refused == []
-    assert all(pod["state"] != "Pending" for pod in report["pods"].values()), "an example ends with work stuck"
+    if example != "what-if.yaml":  # a replay cut at `until`: what still waits then is its point
+        assert all(pod["state"] != "Pending" for pod in report["pods"].values()), "an example ends with work stuck"
 
 
 def test_examples_cover_the_documented_set() -> None:

@@ -105,3 +105,18 @@ def test_a_plain_install_ships_the_examples(tmp_path: Path) -> None:
     assert [line.split()[0] for line in run("examples").splitlines()] == SHIPPED
     assert run("examples", "gangs") == (EXAMPLES / "gangs.yaml").read_text()
     assert json.loads(run("simulate", "gangs", "--json"))["name"] == "gangs"
+    # an example that reads files beside it (its trace, a candidate configuration) finds them
+    comparison = json.loads(run("simulate", "what-if", "--compare", "what-if/candidate.yaml", "--json"))
+    assert "research/sweep-4" in comparison["changed"]
+
+
+def test_the_files_an_example_reads_print_and_resolve_from_anywhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["examples", "what-if/trace.csv"]) == 0
+    assert capsys.readouterr().out == (EXAMPLES / "what-if" / "trace.csv").read_text()
+    monkeypatch.chdir(tmp_path)
+    for candidate in ("what-if/candidate.yaml", "examples/what-if/candidate.yaml"):
+        assert main(["simulate", "what-if", "--compare", candidate, "--json"]) == 0
+        assert "research/sweep-4" in json.loads(capsys.readouterr().out)["changed"]
+    assert main(["examples", "../core/__init__.py"]) == 2  # nothing outside the examples

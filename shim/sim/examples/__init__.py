@@ -2,8 +2,9 @@
 
 The YAML files beside this module are package data, so an installed Herder has them, not only
 a source checkout. An example's name is its file name without `.yaml`; its description is the
-text of its first comment line. `find_example` also takes the spelling the documentation used
-before the examples moved into the package, `examples/NAME.yaml`.
+text of its first comment line. Files an example reads (a trace, a candidate configuration)
+sit in a directory named after it. `find_example` and `example_file` also take the spelling
+the documentation used before the examples moved into the package, `examples/NAME.yaml`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
+from pathlib import Path
 from typing import Any
 
 from shim.command import EXIT_OK, EXIT_USAGE
@@ -75,6 +77,21 @@ def find_example(spelling: str) -> Example:
     raise UnknownExample(f"no example named {wanted!r}{hint} (`herder examples` lists them)")
 
 
+def example_file(spelling: str) -> Path | None:
+    """The shipped file `spelling` names, as a file on disk: an example (`gangs`, `gangs.yaml`,
+    `examples/gangs.yaml`) or a file an example reads (`examples/what-if/candidate.yaml`)."""
+    relative = spelling.strip()
+    if relative.startswith(OLD_DIRECTORY):
+        relative = relative[len(OLD_DIRECTORY) :]
+    parts = [part for part in relative.split("/") if part]
+    if not parts or any(part in (".", "..") for part in parts):
+        return None
+    if len(parts) == 1 and "." not in parts[0]:
+        parts[0] += SUFFIX
+    entry = resources.files(__name__).joinpath(*parts)
+    return entry if isinstance(entry, Path) and entry.is_file() else None
+
+
 def close_examples(spelling: str) -> list[str]:
     """Example names close to `spelling` (for the hint when a scenario file is missing)."""
     names = [example.name for example in examples()]
@@ -91,11 +108,14 @@ def examples_command(args: argparse.Namespace) -> int:
         print("run one: herder simulate NAME; copy one to edit: herder examples NAME > my.yaml", file=sys.stderr)
         return EXIT_OK
     try:
-        example = find_example(args.name)
+        text = find_example(args.name).text()
     except UnknownExample as err:
-        print(f"herder examples: {err}", file=sys.stderr)
-        return EXIT_USAGE
-    sys.stdout.write(example.text())
+        other = example_file(args.name)  # a file an example reads (what-if/candidate.yaml)
+        if other is None:
+            print(f"herder examples: {err}", file=sys.stderr)
+            return EXIT_USAGE
+        text = other.read_text(encoding="utf-8")
+    sys.stdout.write(text)
     return EXIT_OK
 
 

@@ -86,6 +86,47 @@ def test_priority_is_ignored_between_applications_when_disabled() -> None:
     assert _order(world, 2) == ["low", "high"]
 
 
+# yunikorn-core sorters_test.go, TestSortAppsFifo "fifo first, priority second": with priority
+# sorting disabled, submission time still comes first and priority decides between applications
+# submitted at the same moment.
+def test_fifo_without_priority_sorting_breaks_submission_ties_by_priority() -> None:
+    world = World(LEAF % ("fifo", "disabled"))
+    world.pod("zero", queue="root.q", app="app-0")
+    world.now = 3.0
+    world.pod("one", queue="root.q", app="app-1", priority=3)
+    world.pod("two", queue="root.q", app="app-2")
+    world.pod("three", queue="root.q", app="app-3", priority=5)
+    world.now = 4.0
+    world.pod("four", queue="root.q", app="app-4", priority=100)  # later: priority cannot lift it
+    line = world.sched.pending_document("root.q") or []
+    assert [entry["name"] for entry in line] == [f"default/{n}" for n in ("zero", "three", "one", "two", "four")]
+    assert _order(world, 5) == ["zero", "three", "one", "two", "four"]
+
+
+def test_without_priority_sorting_an_application_whose_best_ask_went_yields_its_tie() -> None:
+    world = World(LEAF % ("fifo", "disabled"))
+    world.pod("a-high", queue="root.q", app="A", priority=10)
+    world.pod("a-low", queue="root.q", app="A", priority=0)
+    world.pod("b-mid", queue="root.q", app="B", priority=5)  # submitted at the same moment as A
+    assert _order(world, 3) == ["a-high", "b-mid", "a-low"]
+
+
+# TestSortAppsFair "app-1 & app-3 allocated, app-3 high priority": with priority sorting
+# disabled, the share in use comes first and priority decides between equal shares.
+def test_fair_without_priority_sorting_breaks_share_ties_by_priority() -> None:
+    world = World(LEAF % ("fair", "disabled"))
+    world.node("full", cpu=4, memory="4Gi", pods=4)
+    world.running("a1-run", "full", queue="root.q", app="a1")
+    world.running("a3-run", "full", queue="root.q", app="a3")
+    world.running("a2-run-0", "full", queue="root.q", app="a2")
+    world.running("a2-run-1", "full", queue="root.q", app="a2")
+    world.pod("a1-next", queue="root.q", app="a1", priority=2)
+    world.pod("a2-next", queue="root.q", app="a2", priority=10)  # uses more: waits despite priority
+    world.now = 1.0
+    world.pod("a3-next", queue="root.q", app="a3", priority=3)
+    assert _order(world, 3) == ["a3-next", "a1-next", "a2-next"]
+
+
 def test_fair_serves_the_application_using_least() -> None:
     world = World(LEAF % ("fair", "disabled"))
     world.node("n0", cpu=4, memory="4Gi")
