@@ -550,6 +550,7 @@ def bench_command(args: argparse.Namespace) -> int:
         if getattr(args, "trace", 0):
             from shim.bench.trace import run_trace_bench
 
+            progress.step(f"replaying a synthetic week of {args.trace:,} pods' history through herder simulate")
             report["trace"] = run_trace_bench(args.trace)
         if args.leaves:
             pods = args.leaf_pods or min(args.pods, LEAF_PODS)
