@@ -2,7 +2,7 @@
 
 Since Kubernetes 1.33 a running pod's requests may change without a restart (seed 003 lists
 "pod updated (resource usage)" for Herder's and for foreign pods). The shim tells the core a
-pod's new size (what the kubelet reports it holds, see shim/convert_pod.py); the core moves the
+pod's new size (what the kubelet reports it holds, see shim/convert/pod_size.py); the core moves the
 difference on the node and, for its own pods, on the application, every queue up to the root,
 the user and group trackers and the elastic quota. The pod stays where it is: a resize is
 something that happened, never refused, like recovery.

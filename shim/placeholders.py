@@ -23,16 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.objects.ask import Allocation
-from shim.convert import (
-    ANNOTATION_QUEUE,
-    ANNOTATION_USER_INFO,
-    LABEL_APP_ID,
-    LABEL_PREEMPTIBLE,
-    LABEL_QUEUE,
-    LABEL_QUEUE_PLAIN,
-    LABEL_QUOTA_NAME,
-)
-from shim.convert_gang import (
+from shim.convert.gangs.yunikorn import (
     ANNOTATION_PLACEHOLDER,
     ANNOTATION_POLICY,
     ANNOTATION_TASK_GROUP_NAME,
@@ -41,7 +32,9 @@ from shim.convert_gang import (
     is_placeholder,
     placement_spec,
 )
-from shim.convert_pod import ConversionError, annotations_of, labels_of, map_at, meta_of
+from shim.convert.identity import ANNOTATION_QUEUE, ANNOTATION_USER_INFO, LABEL_APP_ID, LABEL_QUEUE, LABEL_QUEUE_PLAIN
+from shim.convert.objects import ConversionError, annotations_of, labels_of, map_at, meta_of
+from shim.convert.quotas import LABEL_PREEMPTIBLE, LABEL_QUOTA_NAME
 
 _COPIED_ANNOTATIONS = (ANNOTATION_TASK_GROUPS, ANNOTATION_POLICY, ANNOTATION_USER_INFO, ANNOTATION_QUEUE)
 _COPIED_LABELS = (LABEL_QUEUE, LABEL_QUEUE_PLAIN, LABEL_QUOTA_NAME, LABEL_PREEMPTIBLE)

@@ -29,7 +29,8 @@ from core.scheduler import Scheduler
 from shim.bench.callbacks import CountingCallbacks
 from shim.bench.output import Progress, figure_lines
 from shim.bench.scheduling import queue_config, synthetic_namespaces, synthetic_nodes, synthetic_pods
-from shim.convert import node_to_info, pod_to_ask
+from shim.convert.nodes import node_to_info
+from shim.convert.pods import pod_to_ask
 from shim.rest import RestStatus, build_rest_app, start_rest_server
 from shim.rest.events import STREAMS
 

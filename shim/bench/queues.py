@@ -34,7 +34,8 @@ from core.config import load_config
 from core.scheduler import Scheduler
 from shim.bench.callbacks import CountingCallbacks
 from shim.command import collect_garbage_less_often, freeze_long_lived
-from shim.convert import node_to_info, pod_to_ask
+from shim.convert.nodes import node_to_info
+from shim.convert.pods import pod_to_ask
 
 BASELINE_LEAVES = 10
 PODS = 20000

@@ -1,7 +1,7 @@
 """`herder bench`: how fast the real scheduling core decides, on a synthetic cluster.
 
 The cluster is built as the Kubernetes shim would see it: Node, Namespace and Pod objects
-(plain dicts) go through `shim/convert.py` into the real `Scheduler` (that conversion is the
+(plain dicts) go through `shim/convert/` into the real `Scheduler` (that conversion is the
 measured *setup*). Then the scheduler runs `schedule(now)` until a cycle places nothing more,
 and only those calls are timed. The world is deterministic (fixed seeds, no clock in the core).
 
@@ -48,7 +48,8 @@ from shim.bench.queues import run_leaf_bench
 from shim.bench.quota import run_quota_bench
 from shim.bench.soak import run_soak
 from shim.command import collect_garbage_less_often
-from shim.convert import node_to_info, pod_to_ask
+from shim.convert.nodes import node_to_info
+from shim.convert.pods import pod_to_ask
 
 SWEEP_NODES = (500, 5000, 20000)
 UGM_ROUNDS = 2

@@ -1,7 +1,7 @@
 """The simulated cluster: API server, kubelets and the other schedulers, around the real core.
 
 It holds Kubernetes objects as plain dicts and feeds the core exactly as the operator does,
-through `shim/convert.py`: nodes with `node_to_info`, namespaces as ask tags, ElasticQuotas
+through `shim/convert/`: nodes with `node_to_info`, namespaces as ask tags, ElasticQuotas
 with `quota_to_spec`, Herder's pods with `pod_to_ask`, everybody else's with
 `pod_to_allocation`. The core answers through `SimCallbacks`, which only records; `deliver`
 then plays the API server: a bind makes the pod Running on its node (the kubelet refuses a
@@ -36,17 +36,15 @@ from core.objects.node_index import static_mismatch
 from core.objects.node_info import NodeInfo
 from core.resources import Resource, format_resource
 from core.scheduler import Scheduler
-from shim.convert import (
-    LABEL_IS_PARENT,
-    ask_for_copy,
-    is_herder_pod,
-    node_to_info,
-    pod_to_allocation,
-    pod_to_ask,
-    quota_to_spec,
-)
-from shim.convert_pod import ConversionError, labels_of, map_at, pod_constraints, pod_resource, with_priority_class
-from shim.convert_rules import string_labels
+from shim.convert.constraints import pod_constraints
+from shim.convert.identity import is_herder_pod
+from shim.convert.nodes import node_to_info
+from shim.convert.objects import ConversionError, labels_of, map_at
+from shim.convert.pod_size import pod_resource
+from shim.convert.pods import ask_for_copy, pod_to_allocation, pod_to_ask
+from shim.convert.priority import with_priority_class
+from shim.convert.quotas import LABEL_IS_PARENT, quota_to_spec
+from shim.convert.rules import string_labels
 from shim.placeholders import placeholder_manifest
 from shim.sim.disruption import DisruptionBudgets
 from shim.sim.manifests import labels_match, namespace_manifest, rfc3339

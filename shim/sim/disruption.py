@@ -16,8 +16,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from core.objects.pod_rules import LabelSelector
-from shim.convert_pod import ConversionError, map_at, meta_of
-from shim.convert_rules import label_selector, string_labels
+from shim.convert.objects import ConversionError, map_at, meta_of
+from shim.convert.rules import label_selector, string_labels
 
 
 def _amount(value: object, total: int, where: str) -> int:

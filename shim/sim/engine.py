@@ -29,8 +29,8 @@ from typing import Any
 
 from core.elastic.spec import DEFAULT_QUOTA, SYSTEM_QUOTA
 from core.scheduler import COMPLETING_TIMEOUT, Scheduler
-from shim.convert import LABEL_PARENT
-from shim.convert_pod import labels_of
+from shim.convert.objects import labels_of
+from shim.convert.quotas import LABEL_PARENT
 from shim.sim.agenda import ARRIVAL, EVENT, FINISH, SNAPSHOT, Agenda
 from shim.sim.cluster import PENDING, RUNNING, AskMemo, SimCallbacks, SimCluster, SimPod
 from shim.sim.manifests import labels_match, node_manifest, pod_manifest

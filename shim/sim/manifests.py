@@ -2,7 +2,7 @@
 
 The simulator keeps real object shapes (Node with status.allocatable and a Ready condition,
 Pod with uid, creationTimestamp, nodeName and phase) so that everything reaches the core
-through `shim/convert.py`, exactly as in the operator. Virtual time starts at the Unix epoch:
+through `shim/convert/`, exactly as in the operator. Virtual time starts at the Unix epoch:
 a pod arriving at `at: 30` is created at 1970-01-01T00:00:30Z, which the conversion reads
 back as 30.0 seconds.
 """

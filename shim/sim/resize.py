@@ -5,7 +5,7 @@ each resource named (the first container takes it, the others drop those resourc
 does not name stays. As on a cluster, the kubelet decides: a running pod grows only when its
 node has the room (its `status.containerStatuses[].resources` then show the new size), else the
 resize is Deferred, or Infeasible when the node could never hold it, and the pod keeps what it
-has. Herder learns the pod's size exactly as the operator does (shim/convert_pod.py) and the
+has. Herder learns the pod's size exactly as the operator does (shim/convert/pod_size.py) and the
 core moves every count (core/resize.py). A pending Herder pod is simply asked for again at its
 new size; a finished or unknown pod is a `NotFound` scenario event.
 """
@@ -17,8 +17,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.resources import QuantityError, format_resource, resource_from_kubernetes
-from shim.convert import pod_to_ask
-from shim.convert_pod import ConversionError, pod_resource
+from shim.convert.objects import ConversionError
+from shim.convert.pod_size import pod_resource
+from shim.convert.pods import pod_to_ask
 from shim.sim.cluster import PENDING, SimCluster, SimPod
 
 

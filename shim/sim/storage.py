@@ -18,8 +18,8 @@ from typing import Any
 
 from core.objects.volumes import NO_PROVISIONER, SELECTED_NODE, ZONE_LABELS, VolumePlan
 from core.scheduler import Scheduler
-from shim.convert_pod import ConversionError, list_at, map_at, meta_of
-from shim.convert_volumes import claim_from, claim_key, storage_class_from, volume_from
+from shim.convert.objects import ConversionError, list_at, map_at, meta_of
+from shim.convert.storage import claim_from, claim_key, storage_class_from, volume_from
 
 HOSTNAME = "kubernetes.io/hostname"
 STORAGE_KINDS = ("StorageClass", "PersistentVolume", "PersistentVolumeClaim")

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shim.convert import ANNOTATION_USER_INFO, LABEL_APP_ID, LABEL_QUEUE
-from shim.convert_gang import ANNOTATION_TASK_GROUP_NAME, ANNOTATION_TASK_GROUPS
+from shim.convert.gangs.yunikorn import ANNOTATION_TASK_GROUP_NAME, ANNOTATION_TASK_GROUPS
+from shim.convert.identity import ANNOTATION_USER_INFO, LABEL_APP_ID, LABEL_QUEUE
 
 MAX_TRACE_ROWS = 1_000_000
 MAX_TRACE_BYTES = 256 * 1024 * 1024

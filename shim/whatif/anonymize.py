@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from shim.convert import ANNOTATION_USER_INFO, LABEL_APP_ID, LABEL_APPLICATION_ID, LABEL_SPARK_APP
+from shim.convert.identity import ANNOTATION_USER_INFO, LABEL_APP_ID, LABEL_APPLICATION_ID, LABEL_SPARK_APP
 
 APP_LABELS = (LABEL_APP_ID, LABEL_APPLICATION_ID, LABEL_SPARK_APP)
 CONTAINER_KEYS = ("name", "resources", "ports", "restartPolicy")

@@ -17,9 +17,10 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from shim.convert import application_id, queue_name, user_info
-from shim.convert_gang import ANNOTATION_TASK_GROUPS, is_placeholder
-from shim.convert_pod import ConversionError, parse_json, pod_resource
+from shim.convert.gangs.yunikorn import ANNOTATION_TASK_GROUPS, is_placeholder
+from shim.convert.identity import application_id, queue_name, user_info
+from shim.convert.objects import ConversionError, parse_json
+from shim.convert.pod_size import pod_resource
 from shim.sim.trace import COLUMNS, GPU
 
 

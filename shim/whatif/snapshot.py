@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from shim.convert import (
+from shim.convert.gangs.yunikorn import is_placeholder
+from shim.convert.quotas import (
     ANNOTATION_ALLOCATED,
     ANNOTATION_CHILD_REQUEST,
     ANNOTATION_GUARANTEED,
@@ -28,7 +29,6 @@ from shim.convert import (
     ANNOTATION_REQUEST,
     ANNOTATION_RUNTIME,
 )
-from shim.convert_gang import is_placeholder
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 # What Herder writes back on ElasticQuotas: the scenario's quotas are the ones applied, not its output.

@@ -23,15 +23,8 @@ from typing import Any
 from kubernetes import client
 
 from core.config.settings import Settings
-from shim.convert import (
-    ANNOTATION_SHARED_WEIGHT,
-    ANNOTATION_USER_INFO,
-    LABEL_ALLOW_LENT,
-    LABEL_APP_ID,
-    LABEL_IS_PARENT,
-    LABEL_PARENT,
-    LABEL_QUEUE,
-)
+from shim.convert.identity import ANNOTATION_USER_INFO, LABEL_APP_ID, LABEL_QUEUE
+from shim.convert.quotas import ANNOTATION_SHARED_WEIGHT, LABEL_ALLOW_LENT, LABEL_IS_PARENT, LABEL_PARENT
 from shim.kube.watch.listing import ClusterReader
 from shim.whatif.snapshot import ClusterObjects
 

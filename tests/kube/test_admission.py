@@ -12,7 +12,8 @@ from core.config.errors import SettingsError
 from core.config.settings import Settings, parse_settings
 from core.elastic.spec import ElasticQuotaSpec
 from core.resources import Resource
-from shim.convert import ANNOTATION_USER_INFO, LABEL_PREEMPTIBLE, LABEL_QUOTA_NAME, user_info
+from shim.convert.identity import ANNOTATION_USER_INFO, user_info
+from shim.convert.quotas import LABEL_PREEMPTIBLE, LABEL_QUOTA_NAME
 from shim.kube.admission.decisions import AdmissionPolicy, Decision, QuotaTree, review_pod, review_workload
 
 ALICE = {"username": "alice", "uid": "u-1", "groups": ["team-a", "system:authenticated"]}

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from shim.convert import ANNOTATION_RUNTIME, LABEL_IS_PARENT, LABEL_PARENT, quota_to_spec
+from shim.convert.quotas import ANNOTATION_RUNTIME, LABEL_IS_PARENT, LABEL_PARENT, quota_to_spec
 from shim.kube.admission.decisions import QuotaTree
 from shim.kube.admission.quota import review_quota
 

@@ -13,7 +13,8 @@ from kubernetes import client
 from core.events import SchedulingEvent
 from core.objects.ask import Allocation
 from core.scheduler import Scheduler
-from shim.convert import node_to_info, pod_to_ask
+from shim.convert.nodes import node_to_info
+from shim.convert.pods import pod_to_ask
 from shim.kube.write.pod_status import PodConditionWriter, shown_reason
 from shim.kube.write.status_api import StatusApi
 from tests.kube.conftest import team_pod

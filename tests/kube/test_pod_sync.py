@@ -13,7 +13,7 @@ import pytest
 from core.config import load_config
 from core.objects.node_info import NodeInfo
 from core.scheduler import Scheduler
-from shim.convert import node_to_info
+from shim.convert.nodes import node_to_info
 from shim.kube.watch.cache import KubeCache
 from shim.kube.watch.pods import PodSync
 

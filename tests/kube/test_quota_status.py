@@ -13,7 +13,9 @@ from kubernetes import client
 from core.events import SchedulingEvent
 from core.objects.ask import Allocation
 from core.scheduler import Scheduler
-from shim.convert import ANNOTATION_REQUEST, ANNOTATION_RUNTIME, node_to_info, pod_to_ask, quota_to_spec
+from shim.convert.nodes import node_to_info
+from shim.convert.pods import pod_to_ask
+from shim.convert.quotas import ANNOTATION_REQUEST, ANNOTATION_RUNTIME, quota_to_spec
 from shim.kube.write.quota_status import QuotaStatusWriter, kube_quantities
 from shim.kube.write.status_api import StatusApi
 from tests.kube.kmock_thread import KmockThread

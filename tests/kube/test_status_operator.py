@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from shim.convert import ANNOTATION_RUNTIME
+from shim.convert.quotas import ANNOTATION_RUNTIME
 from tests.kube.conftest import Cluster, eventually, quota_body
 from tests.kube.emulator_api import EVENTS, PODS
 

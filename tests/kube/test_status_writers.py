@@ -13,7 +13,9 @@ from kubernetes import client
 from core.events import SchedulingEvent
 from core.objects.ask import Allocation
 from core.scheduler import Scheduler
-from shim.convert import node_to_info, pod_to_ask, quota_to_spec
+from shim.convert.nodes import node_to_info
+from shim.convert.pods import pod_to_ask
+from shim.convert.quotas import quota_to_spec
 from shim.kube.write.pod_events import EventCorrelator, EventWriter
 from shim.kube.write.pod_status import PodConditionWriter
 from shim.kube.write.quota_status import QuotaStatusWriter

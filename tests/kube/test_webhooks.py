@@ -21,7 +21,8 @@ import pytest
 from core.config.settings import Settings
 from core.elastic.spec import ElasticQuotaSpec
 from core.resources import Resource
-from shim.convert import ANNOTATION_USER_INFO, LABEL_PREEMPTIBLE
+from shim.convert.identity import ANNOTATION_USER_INFO
+from shim.convert.quotas import LABEL_PREEMPTIBLE
 from shim.kube.admission.decisions import QuotaTree
 from shim.kube.admission.webhooks import (
     MUTATE_POD,

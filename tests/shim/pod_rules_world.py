@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from core.objects.node_info import NodeInfo
-from shim.convert import node_to_info, pod_to_allocation, pod_to_ask
+from shim.convert.nodes import node_to_info
+from shim.convert.pods import pod_to_allocation, pod_to_ask
 from tests.core.scheduling.world import World
 
 HOSTNAME = "kubernetes.io/hostname"

@@ -1,6 +1,6 @@
 """A small known cluster behind a real REST server, for the REST and /metrics tests.
 
-Kubernetes-shaped nodes, pods and an ElasticQuota go through `shim/convert.py` into a real
+Kubernetes-shaped nodes, pods and an ElasticQuota go through `shim/convert/` into a real
 `Scheduler`, exactly as the operator feeds it; one scheduling cycle places what fits. The
 world, in core units (vcore millicores, memory bytes):
 
@@ -30,7 +30,9 @@ from core.config import load_config
 from core.events import SchedulingEvent
 from core.objects.ask import Allocation
 from core.scheduler import Scheduler
-from shim.convert import node_to_info, pod_to_allocation, pod_to_ask, quota_to_spec
+from shim.convert.nodes import node_to_info
+from shim.convert.pods import pod_to_allocation, pod_to_ask
+from shim.convert.quotas import quota_to_spec
 from shim.rest import RestStatus, ShimMetrics, build_rest_app, start_rest_server
 
 GI = 1024**3

@@ -19,22 +19,13 @@ from core.objects.ask import (
     TAG_QUOTA,
     UserGroup,
 )
-from shim.convert import (
-    ConversionError,
-    application_id,
-    is_herder_pod,
-    namespace_problems,
-    namespace_tags,
-    node_to_info,
-    pod_is_finished,
-    pod_node,
-    pod_resource,
-    pod_to_allocation,
-    pod_to_ask,
-    queue_name,
-    quota_to_spec,
-    user_info,
-)
+from shim.convert.identity import application_id, is_herder_pod, queue_name, user_info
+from shim.convert.namespaces import namespace_problems, namespace_tags
+from shim.convert.nodes import node_to_info
+from shim.convert.objects import ConversionError
+from shim.convert.pod_size import pod_resource
+from shim.convert.pods import pod_is_finished, pod_node, pod_to_allocation, pod_to_ask
+from shim.convert.quotas import quota_to_spec
 from shim.interning import Interner
 
 

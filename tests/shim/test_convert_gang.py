@@ -6,13 +6,13 @@ import json
 from typing import Any
 
 from core.gang.spec import DEFAULT_TIMEOUT, HARD, SOFT
-from shim.convert import pod_key, pod_to_ask
-from shim.convert_gang import (
+from shim.convert.gangs.yunikorn import (
     ANNOTATION_PLACEHOLDER,
     ANNOTATION_POLICY,
     ANNOTATION_TASK_GROUP_NAME,
     ANNOTATION_TASK_GROUPS,
 )
+from shim.convert.pods import pod_key, pod_to_ask
 
 GROUPS = [
     {

@@ -1,5 +1,6 @@
 """The shim's layout holds: only `write/` and `admission/` talk back to the API server, no shim
-module imports another in a circle, and the container image carries no bench or test code.
+module imports another in a circle, the container image carries no bench or test code, and the
+conversion room is one package whose map names every module in it.
 
 import-linter (pyproject.toml) checks which room may import which; it cannot tell a read from a
 write, since both go through the same client classes, so the first test reads every module's
@@ -157,3 +158,20 @@ def test_the_container_image_holds_no_bench_or_test_code() -> None:
         if path.startswith(("shim/bench/", "tests/", "e2e/")) or "kmock" in path or "emulator" in path
     ]
     assert harness == []
+
+
+def _room_modules(package: Path) -> set[str]:
+    return {path.name for path in package.glob("*.py") if path.name != "__init__.py"}
+
+
+def test_the_conversion_room_is_one_package_whose_map_names_every_module() -> None:
+    flat = sorted(path.name for path in SHIM.glob("*.py") if path.name.startswith(("convert", "resource_text")))
+    assert flat == [], "conversion modules outside shim/convert/: " + ", ".join(flat)
+    room = SHIM / "convert"
+    for package in (room, room / "gangs"):
+        doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text(encoding="utf-8"))) or ""
+        unnamed = sorted(name for name in _room_modules(package) if name not in doc)
+        assert unnamed == [], f"{_relative(package)}/__init__.py's map leaves out " + ", ".join(unnamed)
+    architecture = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    unnamed = sorted(name for name in _room_modules(room) | _room_modules(room / "gangs") if name not in architecture)
+    assert unnamed == [], "docs/architecture.md's room map leaves out shim/convert/ " + ", ".join(unnamed)

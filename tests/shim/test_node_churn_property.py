@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.objects.node_info import NodeInfo
-from shim.convert import node_to_info
+from shim.convert.nodes import node_to_info
 from tests.shim.pod_rules_world import HOSTNAME, ZONE, Cluster, affinity, spread
 
 RULES = ("none", "anti", "affinity", "spread", "soft-spread", "preferred", "port", "selector")

@@ -9,7 +9,7 @@ from typing import Any
 
 from core.gang.gang import placeholder_ask
 from core.objects.ask import Allocation
-from shim.convert import pod_to_allocation, pod_to_ask
+from shim.convert.pods import pod_to_allocation, pod_to_ask
 from shim.placeholders import placeholder_manifest
 
 GROUPS = [

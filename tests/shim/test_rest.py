@@ -1,7 +1,7 @@
 """The REST API as a YuniKorn user sees it: paths, field names, 404/400 bodies, readiness.
 
 Every test runs the real aiohttp application on a real local port against a real scheduler
-fed through shim/convert.py (see rest_world.py for the world and its numbers).
+fed through shim/convert/ (see rest_world.py for the world and its numbers).
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ import yaml
 
 from core.config import load_config
 from core.scheduler import Scheduler
-from shim.convert import node_to_info, pod_to_ask
+from shim.convert.nodes import node_to_info
+from shim.convert.pods import pod_to_ask
 from shim.rest import RestStatus, ShimMetrics, build_rest_app, start_rest_server
 from tests.seeds import SEED_004_NAMESPACE_MAPPING
 from tests.shim.rest_world import GI, NAMESPACE, NOW, QUEUES, Recorder, Served, build_scheduler, node, pod, serve

@@ -16,7 +16,7 @@ import pytest
 
 from core.config import parse_settings
 from core.events import NODE, SchedulingEvent
-from shim.convert import pod_to_allocation, pod_to_ask
+from shim.convert.pods import pod_to_allocation, pod_to_ask
 from shim.rest import RestStatus, ShimMetrics
 from shim.rest import events as rest_events
 from tests.shim.rest_world import NAMESPACE, NOW, Served, build_scheduler, pod, serve

@@ -16,7 +16,7 @@ import yaml
 from aiohttp import web
 
 from shim.cli import build_parser
-from shim.convert import pod_to_ask
+from shim.convert.pods import pod_to_ask
 from shim.explain import ExplainError, ask_kubernetes, ask_url, render
 from shim.rest import RestStatus, ShimMetrics, start_rest_server
 from tests.shim.rest_world import NAMESPACE, Served, build_scheduler, pod, serve

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from shim.convert import pod_to_ask
+from shim.convert.pods import pod_to_ask
 from shim.rest import RestStatus, ShimMetrics
 from shim.rest.cluster import History
 from tests.shim.rest_world import NOW, Served, build_scheduler, pod, serve

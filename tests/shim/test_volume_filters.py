@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from shim.convert_volumes import claim_from, storage_class_from, volume_from
+from shim.convert.storage import claim_from, storage_class_from, volume_from
 from tests.shim.pod_rules_world import Cluster
 
 ZONE = "topology.kubernetes.io/zone"

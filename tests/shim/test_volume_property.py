@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from core.fit import node_view
 from core.objects.ask import Allocation
-from shim.convert_volumes import claim_from, storage_class_from, volume_from
+from shim.convert.storage import claim_from, storage_class_from, volume_from
 from tests.shim.pod_rules_world import Cluster
 
 

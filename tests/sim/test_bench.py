@@ -186,7 +186,7 @@ def test_node_affinity_on_every_pod_is_reported_with_the_memory_of_a_pending_pod
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     from shim.bench.scheduling import synthetic_namespaces, synthetic_pods
-    from shim.convert import pod_to_ask
+    from shim.convert.pods import pod_to_ask
 
     namespaces = synthetic_namespaces()
     for pod in synthetic_pods(50, list(namespaces), affinity=True):

@@ -25,8 +25,10 @@ from hypothesis import strategies as st
 
 from core.config import load_config
 from core.scheduler import Scheduler
-from shim.convert import namespace_problems, namespace_tags, pod_to_ask, quota_to_spec
-from shim.convert_pod import ConversionError
+from shim.convert.namespaces import namespace_problems, namespace_tags
+from shim.convert.objects import ConversionError
+from shim.convert.pods import pod_to_ask
+from shim.convert.quotas import quota_to_spec
 from shim.kube.watch.reload import ConfigReloader, ConfigSource
 from shim.sim.engine import Simulation
 from shim.sim.report import build_report

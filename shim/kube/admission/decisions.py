@@ -34,16 +34,10 @@ from typing import Any
 from core.config.settings import Settings
 from core.elastic.spec import ElasticQuotaSpec
 from core.elastic.validation import validate_pod_labels
-from shim.convert import ANNOTATION_USER_INFO, LABEL_PREEMPTIBLE, LABEL_QUOTA_NAME, user_info
-from shim.convert_pod import (
-    ANNOTATION_ALLOW_PREEMPTION,
-    ConversionError,
-    annotations_of,
-    labels_of,
-    list_at,
-    map_at,
-    meta_of,
-)
+from shim.convert.identity import ANNOTATION_USER_INFO, user_info
+from shim.convert.objects import ConversionError, annotations_of, labels_of, list_at, map_at, meta_of
+from shim.convert.priority import ANNOTATION_ALLOW_PREEMPTION
+from shim.convert.quotas import LABEL_PREEMPTIBLE, LABEL_QUOTA_NAME
 from shim.kube.admission.templates import BUILTIN_TEMPLATE_PATHS, parse_template_paths, stamp_patch, templates
 
 DEFAULT_SCHEDULER = "default-scheduler"

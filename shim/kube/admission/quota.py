@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.elastic.validation import validate_quota_change, validate_quota_deletion
-from shim.convert import quota_to_spec
-from shim.convert_pod import ConversionError, meta_of
+from shim.convert.objects import ConversionError, meta_of
+from shim.convert.quotas import quota_to_spec
 from shim.kube.admission.decisions import (
     INVALID,
     UNAVAILABLE,

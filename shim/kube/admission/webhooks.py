@@ -45,7 +45,7 @@ import kopf
 
 from core.config.settings import Settings
 from core.elastic.spec import ElasticQuotaSpec
-from shim.convert_pod import map_at
+from shim.convert.objects import map_at
 from shim.kube.admission.decisions import (
     WORKLOAD_RESOURCES,
     AdmissionPolicy,

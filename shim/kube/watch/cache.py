@@ -10,7 +10,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from shim.convert import pod_key
+from shim.convert.pods import pod_key
 
 KubeObject = Mapping[str, Any]
 

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from core.scheduler import Scheduler
-from shim.convert import node_to_info
-from shim.convert_pod import ConversionError
+from shim.convert.nodes import node_to_info
+from shim.convert.objects import ConversionError
 from shim.kube.watch.cache import KubeCache
 from shim.kube.write.recorder import EventRecorder
 

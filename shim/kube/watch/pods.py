@@ -9,7 +9,7 @@ watch event, replay) and makes the core agree, asking the core what it already k
   so queues, users, groups and quotas count it exactly;
 - a pod of another scheduler on a node is a foreign allocation (counts on its node only);
 - a running pod, Herder's or foreign, whose size changed in place (Kubernetes 1.33's resize)
-  gets its new size in the core, as kube-scheduler counts it (see shim/convert_pod.py);
+  gets its new size in the core, as kube-scheduler counts it (see shim/convert/pod_size.py);
 - a finished or deleted pod is released, which is the only thing that lowers usage.
 
 A Herder pod waits until its namespace is known (the namespace's annotations decide its queue).
@@ -28,18 +28,12 @@ from typing import Any
 
 from core.resources import Resource
 from core.scheduler import Scheduler
-from shim.convert import (
-    is_herder_pod,
-    namespace_problems,
-    namespace_tags,
-    pod_is_finished,
-    pod_key,
-    pod_node,
-    pod_to_allocation,
-    pod_to_ask,
-)
-from shim.convert_pod import ConversionError, pod_resource
-from shim.convert_rules import string_labels
+from shim.convert.identity import is_herder_pod
+from shim.convert.namespaces import namespace_problems, namespace_tags
+from shim.convert.objects import ConversionError
+from shim.convert.pod_size import pod_resource
+from shim.convert.pods import pod_is_finished, pod_key, pod_node, pod_to_allocation, pod_to_ask
+from shim.convert.rules import string_labels
 from shim.kube.watch.cache import KubeCache
 
 log = logging.getLogger("herder.pods")

@@ -16,8 +16,8 @@ from typing import Any
 
 from core.elastic.spec import ElasticQuotaSpec
 from core.scheduler import Scheduler
-from shim.convert import quota_to_spec
-from shim.convert_pod import ConversionError
+from shim.convert.objects import ConversionError
+from shim.convert.quotas import quota_to_spec
 from shim.kube.write.recorder import EventRecorder
 
 log = logging.getLogger("herder.quotas")

@@ -1,7 +1,7 @@
 """StorageClasses, PersistentVolumes and PersistentVolumeClaims to the core, and which claims are bound.
 
 Each kind is watched by a reflector (shim/kube/watch/reflector.py) like pods and nodes; every
-event is converted (shim/convert_volumes.py) and given to the core, which tries the pods waiting
+event is converted (shim/convert/storage.py) and given to the core, which tries the pods waiting
 on a claim again when something changed. An object that cannot be read keeps the last good
 state and is reported with a Kubernetes Event naming the field (a claim that cannot be read
 makes its pods wait with that reason instead). The volume binder (shim/kube/write/volumes.py)
@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from core.scheduler import Scheduler
-from shim.convert_pod import ConversionError, meta_of
-from shim.convert_volumes import claim_from, claim_key, storage_class_from, volume_from
+from shim.convert.objects import ConversionError, meta_of
+from shim.convert.storage import claim_from, claim_key, storage_class_from, volume_from
 from shim.kube.write.recorder import EventRecorder
 
 log = logging.getLogger("herder.storage")

@@ -26,7 +26,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from core.objects.ask import Allocation
-from shim.convert_pod import ConversionError
+from shim.convert.objects import ConversionError
 from shim.placeholders import placeholder_manifest
 
 log = logging.getLogger("herder.placeholders")

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from core.events import REQUEST, SchedulingEvent
-from shim.convert_pod import list_at, map_at, meta_of
+from shim.convert.objects import list_at, map_at, meta_of
 from shim.kube.write.event_body import wall_timestamp
 
 log = logging.getLogger("herder.status")

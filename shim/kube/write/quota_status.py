@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from core.elastic.manager import QuotaStatus
 from core.elastic.spec import DEFAULT_QUOTA, SYSTEM_QUOTA
 from core.resources import VCORE
-from shim.convert import ANNOTATION_REQUEST, ANNOTATION_RUNTIME
+from shim.convert.quotas import ANNOTATION_REQUEST, ANNOTATION_RUNTIME
 
 log = logging.getLogger("herder.status")
 

@@ -10,6 +10,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
+from typing import Any
+
+from core.resources import QuantityError, Resource, resource_from_kubernetes
+from shim.convert.objects import ConversionError
 
 _NAME = re.compile(r"^[A-Za-z0-9][-A-Za-z0-9_./]*$")
 
@@ -46,3 +51,25 @@ def _shorthand(raw: str) -> dict[str, object]:
             raise ResourceTextError(f"{name} is given twice (in {raw!r})")
         out[name] = value
     return out
+
+
+def annotation_resource(annotations: Mapping[str, Any], key: str, where: str, shorthand: bool = False) -> Resource:
+    """The resource list in annotation `key` (JSON, or also the shorthand); ConversionError naming
+    `where`, the key and the value when it cannot be read."""
+    raw = annotations[key]
+    if shorthand:
+        try:
+            data: object = resource_list_text(raw)
+        except ResourceTextError as err:
+            raise ConversionError(f"{where} annotation {key}: {err}") from None
+    else:
+        try:
+            data = json.loads(raw)
+        except (TypeError, ValueError):
+            raise ConversionError(f"{where} annotation {key}: not JSON: {raw!r}") from None
+    if not isinstance(data, Mapping):
+        raise ConversionError(f"{where} annotation {key}: expected a map of quantities, got {raw!r}")
+    try:
+        return resource_from_kubernetes(data, f"{where} annotation {key}")
+    except QuantityError as err:
+        raise ConversionError(f"{err} (value {raw!r})") from None

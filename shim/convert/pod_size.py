@@ -1,93 +1,16 @@
-"""Reading a pod spec: how much a pod occupies on its node, where it may run, and whether it
-asked not to be preempted (with what its PriorityClass adds at admission).
-
-Also the shared helpers for reading Kubernetes objects as plain dicts and the ConversionError
-every conversion raises; shim/convert.py re-exports what callers use.
-"""
+"""How much a pod occupies on its node, read from its spec (and, for a pod resized in place,
+from what the kubelet reports it holds)."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from contextlib import suppress
 from typing import Any
 
-from core.objects.constraints import NodeConstraints, NodeSelectorRequirement, NodeSelectorTerm, Toleration
 from core.resources import QuantityError, Resource, resource_from_kubernetes
+from shim.convert.objects import ConversionError, list_at, map_at, object_name
 
 PODS = "pods"
-ANNOTATION_ALLOW_PREEMPTION = "yunikorn.apache.org/allow-preemption"  # "false": preempted across queues last
-
-
-class ConversionError(ValueError):
-    """A Kubernetes object Herder cannot read; the message names the object and the field."""
-
-
-# Objects read from JSON or YAML are plain dicts and lists: `type(x) is dict` answers at once,
-# the abstract Mapping/Sequence checks (slow: an ABC lookup each) only for anything else.
-
-
-def map_at(obj: Mapping[str, Any] | None, *path: str) -> Mapping[str, Any]:
-    cur: Any = obj or {}
-    for key in path:
-        cur = cur.get(key) if type(cur) is dict or isinstance(cur, Mapping) else None
-        if cur is None:
-            return {}
-    return cur if type(cur) is dict or isinstance(cur, Mapping) else {}
-
-
-def list_at(obj: Mapping[str, Any], *path: str) -> list[Any]:
-    parent = map_at(obj, *path[:-1])
-    value = parent.get(path[-1])
-    if type(value) is list:
-        return list(value)
-    if value is None:
-        return []
-    return list(value) if isinstance(value, Sequence) and not isinstance(value, str) else []
-
-
-def meta_of(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    if type(obj) is dict:  # read for every field of every pod: plain dicts first
-        meta = obj.get("metadata")
-        if type(meta) is dict:
-            return meta
-    return map_at(obj, "metadata")
-
-
-def _in_meta(obj: Mapping[str, Any] | None, key: str) -> Mapping[str, Any]:
-    if type(obj) is dict:
-        meta = obj.get("metadata")
-        if type(meta) is dict:
-            found = meta.get(key)
-            if type(found) is dict:
-                return found
-    return map_at(obj, "metadata", key)
-
-
-def labels_of(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return _in_meta(obj, "labels")
-
-
-def annotations_of(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return _in_meta(obj, "annotations")
-
-
-def parse_json(raw: Any, where: str) -> Any:
-    """An annotation's JSON value; ConversionError naming `where` when it is not JSON."""
-    try:
-        return json.loads(raw)
-    except (TypeError, ValueError) as err:
-        raise ConversionError(f"{where}: not JSON ({err}): {str(raw)[:200]!r}") from None
-
-
-def object_name(obj: Mapping[str, Any] | None) -> str:
-    """`<namespace>/<name>` (or just the name for cluster-scoped objects)."""
-    meta = meta_of(obj)
-    ns, name = meta.get("namespace", ""), meta.get("name", "")
-    return f"{ns}/{name}" if ns else str(name)
-
-
-# --- pod size -------------------------------------------------------------------------------
 
 
 def _shape(value: object) -> str:
@@ -239,71 +162,3 @@ def pod_resource(pod: Mapping[str, Any]) -> Resource:
         total = _add(total, _checked(_object_at(spec, "overhead", where), f"{where}.overhead"))
     total[PODS] = 1
     return Resource(total)
-
-
-# --- constraints ----------------------------------------------------------------------------
-
-
-def node_selector_term(raw: Mapping[str, Any]) -> NodeSelectorTerm:
-    reqs: list[NodeSelectorRequirement] = []
-    for kind, is_field in (("matchExpressions", False), ("matchFields", True)):
-        for expr in list_at(raw, kind):
-            reqs.append(
-                NodeSelectorRequirement(
-                    key=str(expr.get("key", "")),
-                    operator=str(expr.get("operator", "")),
-                    values=tuple(str(v) for v in expr.get("values") or ()),
-                    field=is_field,
-                )
-            )
-    return NodeSelectorTerm(requirements=tuple(reqs))
-
-
-def pod_constraints(pod: Mapping[str, Any]) -> NodeConstraints:
-    spec = map_at(pod, "spec")
-    affinity = map_at(spec, "affinity")
-    node_aff = map_at(affinity, "nodeAffinity")
-    required = map_at(node_aff, "requiredDuringSchedulingIgnoredDuringExecution")
-    terms = tuple(node_selector_term(t) for t in list_at(required, "nodeSelectorTerms") if isinstance(t, Mapping))
-    tolerations = tuple(
-        Toleration(
-            key=str(t.get("key") or ""),
-            operator=str(t.get("operator") or "Equal"),
-            value=str(t.get("value") or ""),
-            effect=str(t.get("effect") or ""),
-        )
-        for t in list_at(spec, "tolerations")
-        if isinstance(t, Mapping)
-    )
-    selector = map_at(spec, "nodeSelector")
-    return NodeConstraints(
-        node_selector=tuple(sorted((str(k), str(v)) for k, v in selector.items())),
-        required_terms=terms,
-        tolerations=tolerations,
-    )
-
-
-def allows_preemption(pod: Mapping[str, Any]) -> bool:
-    """False when the pod carries `yunikorn.apache.org/allow-preemption: "false"` (YuniKorn's
-    admission controller copies it from the pod's PriorityClass; the pod's own value wins)."""
-    return str(annotations_of(pod).get(ANNOTATION_ALLOW_PREEMPTION, "true")).strip().lower() != "false"
-
-
-def with_priority_class(pod: dict[str, Any], priority_class: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The pod as admission leaves it: `spec.priority` from its PriorityClass's `value` (when
-    the pod sets none), and the class's `allow-preemption` annotation copied onto the pod
-    unless the pod sets its own (what YuniKorn's admission controller does)."""
-    if priority_class is None:
-        return pod
-    spec = pod.setdefault("spec", {})
-    value = priority_class.get("value")
-    if spec.get("priority") is None and isinstance(value, int) and not isinstance(value, bool):
-        spec["priority"] = value
-    opt_out = annotations_of(priority_class).get(ANNOTATION_ALLOW_PREEMPTION)
-    if opt_out is not None:
-        meta = pod.setdefault("metadata", {})
-        annotations = meta.get("annotations")
-        annotations = dict(annotations) if isinstance(annotations, Mapping) else {}
-        annotations.setdefault(ANNOTATION_ALLOW_PREEMPTION, str(opt_out))
-        meta["annotations"] = annotations
-    return pod

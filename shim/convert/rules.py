@@ -31,7 +31,8 @@ from core.objects.pod_rules import (
     SpreadConstraint,
     WeightedTerm,
 )
-from shim.convert_pod import ConversionError, labels_of, list_at, map_at, meta_of, node_selector_term, object_name
+from shim.convert.constraints import node_selector_term
+from shim.convert.objects import ConversionError, labels_of, list_at, map_at, meta_of, object_name
 from shim.interning import ByIdentity
 
 _SET_OPERATORS = ("In", "NotIn")

@@ -14,21 +14,15 @@ gang annotations, so a restarted Herder reads them back with these same function
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from core.gang.spec import DEFAULT_TIMEOUT, SOFT, STYLES, GangSpec, TaskGroup
 from core.resources import QuantityError, Resource, resource_from_kubernetes
-from shim.convert_pod import (
-    PODS,
-    ConversionError,
-    annotations_of,
-    meta_of,
-    object_name,
-    parse_json,
-    pod_constraints,
-)
-from shim.convert_rules import pod_rules
+from shim.convert.constraints import pod_constraints
+from shim.convert.gangs.pod_gang import PodGang
+from shim.convert.objects import ConversionError, annotations_of, meta_of, object_name, parse_json
+from shim.convert.pod_size import PODS
+from shim.convert.rules import pod_rules
 
 ANNOTATION_TASK_GROUPS = "yunikorn.apache.org/task-groups"
 ANNOTATION_TASK_GROUP_NAME = "yunikorn.apache.org/task-group-name"
@@ -49,15 +43,6 @@ _GROUP_KEYS = (
     "annotations",
 )
 _PLACEMENT_KEYS = ("nodeSelector", "tolerations", "affinity", "topologySpreadConstraints")
-
-
-@dataclass(frozen=True, slots=True)
-class PodGang:
-    """What one pod says about its gang."""
-
-    task_group: str = ""
-    spec: GangSpec | None = None
-    placeholder: bool = False
 
 
 def is_placeholder(pod: Mapping[str, Any]) -> bool:

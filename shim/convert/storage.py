@@ -18,15 +18,9 @@ from core.objects.volumes import (
     StorageClass,
 )
 from core.resources import QuantityError, quantity_value
-from shim.convert_pod import (
-    ConversionError,
-    annotations_of,
-    list_at,
-    map_at,
-    meta_of,
-    node_selector_term,
-)
-from shim.convert_rules import string_labels
+from shim.convert.constraints import node_selector_term
+from shim.convert.objects import ConversionError, annotations_of, list_at, map_at, meta_of
+from shim.convert.rules import string_labels
 
 DEFAULT_CLASS = "storageclass.kubernetes.io/is-default-class"
 WAIT_FOR_FIRST_CONSUMER = "WaitForFirstConsumer"

@@ -1,0 +1,20 @@
+"""The conversion room: Kubernetes objects (plain dicts as the API returns them) -> the core's inputs.
+
+Shared by the simulator and the kopf operator. One module per kind of object or part of a pod:
+
+    objects.py        reading plain dicts (map_at, meta_of, ...) and the ConversionError all raise
+    pods.py           a pod -> an ask or an allocation, put together from its parts:
+      pod_size.py       how much it occupies on its node
+      constraints.py    where it may run (node selector, required node affinity, tolerations)
+      priority.py       whether it may be preempted, what its PriorityClass adds
+      rules.py          its rules between pods (affinity, spread, host ports)
+      identity.py       its application, queue and user
+      gangs/            its gang, one module per gang API (gangs/yunikorn.py: YuniKorn's annotations)
+      storage.py        its claims; and StorageClasses, PersistentVolumes, PersistentVolumeClaims
+    namespaces.py     a Namespace's annotations -> application tags
+    nodes.py          a Node -> NodeInfo
+    quotas.py         an ElasticQuota -> ElasticQuotaSpec (Koordinator's labels and annotations)
+    resource_text.py  resource lists in annotations (JSON or seed 002's shorthand)
+
+Callers import from the module that owns a name; this package re-exports nothing.
+"""

@@ -1,0 +1,187 @@
+"""A pod -> the core's inputs: a pending Herder pod becomes an ask, a bound pod an allocation
+(Herder's own, with its ask, or a foreign one that only counts on its node).
+
+The pod's parts are read by their own modules in this room (size, constraints, rules, identity,
+gang, claims); this one puts them together and keeps the problems a pending pod waits on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+from core.objects.ask import FOREIGN_DEFAULT, FOREIGN_STATIC, NO_USER, Allocation, Ask
+from core.objects.constraints import NodeConstraints
+from core.resources import Resource
+from shim.convert.constraints import pod_constraints
+from shim.convert.gangs.yunikorn import is_placeholder, pod_gang
+from shim.convert.identity import LABEL_APP_ID, application_id, is_herder_pod, queue_name, user_info
+from shim.convert.namespaces import namespace_read
+from shim.convert.objects import ConversionError, labels_of, list_at, map_at, meta_of, object_name
+from shim.convert.pod_size import PODS, pod_resource
+from shim.convert.priority import allows_preemption
+from shim.convert.quotas import LABEL_PREEMPTIBLE, LABEL_QUOTA_NAME
+from shim.convert.rules import pod_rules_or_problem
+from shim.convert.storage import pod_claims
+from shim.interning import Interner
+
+shared_resource: Interner[Resource] = Interner()
+shared_constraints: Interner[NodeConstraints] = Interner()
+
+
+def _timestamp(value: Any, where: str) -> float:
+    if value is None or value == "":
+        return 0.0
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, datetime):
+        return value.timestamp()
+    try:
+        return _rfc3339_seconds(str(value))
+    except ValueError:
+        raise ConversionError(f"{where}: not an RFC3339 time: {value!r}") from None
+
+
+@lru_cache(maxsize=4096)
+def _rfc3339_seconds(text: str) -> float:
+    """Pods created in the same second share the text: it is parsed once (a bad one raises each time)."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def _priority(pod: Mapping[str, Any]) -> int:
+    value = map_at(pod, "spec").get("priority")
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConversionError(f"pod {object_name(pod)} spec.priority: expected an integer, got {value!r}")
+    return value
+
+
+def pod_key(pod: Mapping[str, Any]) -> str:
+    """A pod's key in the core: its uid; for a gang placeholder its `<namespace>/<name>`, the key
+    the core chose when it made the placeholder (before the pod, and its uid, existed)."""
+    uid = meta_of(pod).get("uid")
+    return str(uid) if uid and not is_placeholder(pod) else object_name(pod)
+
+
+def pod_to_ask(
+    pod: Mapping[str, Any], namespace: Mapping[str, Any] | None, scheduler_name: str = "herder", key: str = ""
+) -> Ask:
+    """A pending Herder pod; unreadable parts go into `problems` so the pod stays pending with a
+    reason. `key`: its `pod_key`, when the caller has it already."""
+    meta, labels = meta_of(pod), labels_of(pod)
+    name = object_name(pod)
+    problems: list[str] = []
+    tags, ns_problems = namespace_read(namespace)
+    problems.extend(ns_problems)
+    try:
+        resource = pod_resource(pod)
+    except ConversionError as err:
+        problems.append(str(err))
+        resource = Resource({PODS: 1})
+    try:
+        user = user_info(pod)
+    except ConversionError as err:
+        problems.append(str(err))
+        user = NO_USER
+    try:
+        priority = _priority(pod)
+    except ConversionError as err:
+        problems.append(str(err))
+        priority = 0
+    try:
+        created = _timestamp(meta.get("creationTimestamp"), f"pod {name} metadata.creationTimestamp")
+    except ConversionError as err:
+        problems.append(str(err))
+        created = 0.0
+    rules, problem = pod_rules_or_problem(pod, namespace)
+    if problem is not None:
+        problems.append(problem)
+    quota = labels.get(LABEL_QUOTA_NAME)
+    key = key or pod_key(pod)
+    app_id = application_id(pod)
+    gang, gang_problems = pod_gang(pod, key, namespace, {LABEL_APP_ID: app_id})
+    problems.extend(gang_problems)
+    return Ask(
+        key=key,
+        application_id=app_id,
+        resource=shared_resource(resource),
+        name=name,
+        namespace=str(meta.get("namespace", "")),
+        queue=queue_name(pod),
+        tags=tags,
+        user=user,
+        priority=priority,
+        constraints=shared_constraints(pod_constraints(pod)),
+        pod=rules,
+        quota=str(quota) if quota else None,
+        preemptible=labels.get(LABEL_PREEMPTIBLE) != "false",
+        allow_preemption=allows_preemption(pod),
+        created=created,
+        problems=tuple(problems),
+        task_group=gang.task_group,
+        gang=gang.spec,
+        placeholder=gang.placeholder,
+        claims=pod_claims(pod),
+    )
+
+
+def ask_for_copy(like: Ask, pod: Mapping[str, Any]) -> Ask | None:
+    """The ask of `pod`, a copy of the pod `like` was made from that differs only in its name,
+    uid and creation time (a workload entry's replicas in the simulator), without reading the
+    pod again; None when part of the ask depends on those (a problem naming the pod, a gang, an
+    ephemeral volume's claim named after the pod): convert it then."""
+    if like.problems or like.gang is not None or like.task_group or like.placeholder:
+        return None
+    if any(isinstance(v, Mapping) and "ephemeral" in v for v in list_at(pod, "spec", "volumes")):
+        return None
+    try:
+        created = _timestamp(
+            meta_of(pod).get("creationTimestamp"), f"pod {object_name(pod)} metadata.creationTimestamp"
+        )
+    except ConversionError:
+        return None
+    return like.copy_as(pod_key(pod), object_name(pod), created)
+
+
+def pod_is_finished(pod: Mapping[str, Any]) -> bool:
+    return map_at(pod, "status").get("phase") in ("Succeeded", "Failed")
+
+
+def pod_node(pod: Mapping[str, Any]) -> str | None:
+    node = map_at(pod, "spec").get("nodeName")
+    return str(node) if node else None
+
+
+def pod_to_allocation(
+    pod: Mapping[str, Any], namespace: Mapping[str, Any] | None, scheduler_name: str = "herder", key: str = ""
+) -> Allocation:
+    """A pod bound to a node: Herder's own (with its ask) or a foreign one ("static" when a Node
+    owns it). `key`: its `pod_key`, when the caller has it already."""
+    node = pod_node(pod)
+    name = object_name(pod)
+    if node is None:
+        raise ConversionError(f"pod {name} spec.nodeName: the pod is not bound to a node")
+    started_raw = map_at(pod, "status").get("startTime")
+    if is_herder_pod(pod, scheduler_name):
+        ask = pod_to_ask(pod, namespace, scheduler_name, key)
+        started = _timestamp(started_raw, f"pod {name} status.startTime") if started_raw else ask.created
+        return Allocation.for_ask(ask, node, started)
+    owners = list_at(pod, "metadata", "ownerReferences")
+    static = any(isinstance(o, Mapping) and o.get("kind") == "Node" for o in owners)
+    created = _timestamp(meta_of(pod).get("creationTimestamp"), f"pod {name} metadata.creationTimestamp")
+    started = _timestamp(started_raw, f"pod {name} status.startTime") if started_raw else created
+    return Allocation(
+        key=key or pod_key(pod),
+        node_id=node,
+        resource=pod_resource(pod),
+        priority=_priority(pod),
+        allocation_time=started,
+        request_time=created,
+        name=name,
+        foreign=FOREIGN_STATIC if static else FOREIGN_DEFAULT,
+        pod=pod_rules_or_problem(pod, namespace)[0],
+        foreign_claims=pod_claims(pod),
+    )
