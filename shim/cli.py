@@ -226,6 +226,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --leaves: root sets priority.offset, so queue priorities order the leaves",
     )
     bench.add_argument(
+        "--decode",
+        action="store_true",
+        help="instead: time reading one pod into the core as the watch does (PodSync.apply), in CPU µs",
+    )
+    bench.add_argument(
         "--sweep", action="store_true", help="instead: 500, 5,000 and 20,000 nodes with --pods pods, as a table"
     )
     bench.add_argument(

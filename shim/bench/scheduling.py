@@ -500,6 +500,13 @@ def _print_text(report: dict[str, Any]) -> None:
             f" (target 10), incremental {q['incremental_ms']:.3f}"
             f"{best.format(q['incremental_ms_best']) if 'incremental_ms_best' in q else ''} (target 1)"
         )
+    if "decode" in report:
+        decode = report["decode"]
+        print(
+            f"reading a pod ({decode['pods']:,} Job pods, median of {decode['rounds']} rounds, CPU µs a pod): "
+            f"pod_to_ask {decode['pod_to_ask_us']:.1f}, PodSync.apply pending {decode['apply_pending_us']:.1f}, "
+            f"bound {decode['apply_bound_us']:.1f}"
+        )
     if "leaves" in report:
         leaves = report["leaves"]
         print(
@@ -558,7 +565,13 @@ def bench_command(args: argparse.Namespace) -> int:
             report["leaves"] = run_leaf_bench(
                 args.leaves, pods, priorities=args.queue_priorities, progress=progress.step
             )
-        if not (args.sweep or args.users or args.quotas or args.emulator or args.soak or args.leaves or args.trace):
+        if args.decode:
+            from shim.bench.decode import DECODE_PODS, ROUNDS, run_decode_bench  # the watch: imported only here
+
+            progress.step(f"reading {DECODE_PODS:,} Job pods as the watch does, {ROUNDS} rounds")
+            report["decode"] = run_decode_bench()
+        skip = (args.sweep, args.users, args.quotas, args.emulator, args.soak, args.leaves, args.trace, args.decode)
+        if not any(skip):
             report["scheduling"] = run_scheduling(
                 args.nodes,
                 args.pods,
