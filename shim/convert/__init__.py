@@ -3,6 +3,7 @@
 Shared by the simulator and the kopf operator. One module per kind of object or part of a pod:
 
     objects.py        reading plain dicts (map_at, meta_of, ...) and the ConversionError all raise
+    pod_view.py       a pod read once into a PodView, which every reader of a pod's parts takes
     pods.py           a pod -> an ask or an allocation, put together from its parts:
       pod_size.py       how much it occupies on its node
       constraints.py    where it may run (node selector, required node affinity, tolerations)
