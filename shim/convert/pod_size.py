@@ -8,7 +8,8 @@ from contextlib import suppress
 from typing import Any
 
 from core.resources import QuantityError, Resource, resource_from_kubernetes
-from shim.convert.objects import ConversionError, list_at, map_at, object_name
+from shim.convert.objects import ConversionError, list_at, map_at
+from shim.convert.pod_view import PodLike, PodView, as_view
 
 PODS = "pods"
 
@@ -27,26 +28,27 @@ def _object_at(parent: Mapping[str, Any], key: str, where: str) -> Mapping[str, 
     return value
 
 
-def _spec(pod: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The pod's spec, refused (never read as a zero-size pod) when it is not an object with a
-    non-empty `containers` list of objects."""
-    spec = pod.get("spec")
-    if type(spec) is dict:  # the usual shape, checked without building any message
-        containers = spec.get("containers")
-        inits = spec.get("initContainers")
-        if (
-            type(containers) is list
-            and containers
-            and all(type(c) is dict for c in containers)
-            and (inits is None or (type(inits) is list and all(type(c) is dict for c in inits)))
-        ):
-            return spec
-    where = f"pod {object_name(pod)} spec"
+def _check_spec(pod: PodView) -> None:
+    """Refuses (never reads as a zero-size pod) a spec that is not an object with a non-empty
+    `containers` list of objects."""
+    containers, inits = pod.containers, pod.spec.get("initContainers")  # as given: a wrong shape is refused
+    if (
+        type(pod.spec) is dict  # the usual shape, checked without building any message
+        and type(containers) is list
+        and containers
+        and all(type(c) is dict for c in containers)
+        and (inits is None or (type(inits) is list and all(type(c) is dict for c in inits)))
+    ):
+        return
+    where = f"pod {pod.name} spec"
+    spec = pod.raw.get("spec")
     if not isinstance(spec, Mapping):
-        raise ConversionError(f"{where}: expected an object, got {'nothing' if 'spec' not in pod else _shape(spec)}")
-    containers = spec.get("containers")
-    if not isinstance(containers, list) or not containers:
-        got = "nothing" if "containers" not in spec else _shape(containers)
+        raise ConversionError(
+            f"{where}: expected an object, got {'nothing' if 'spec' not in pod.raw else _shape(spec)}"
+        )
+    given = spec.get("containers")
+    if not isinstance(given, list) or not given:
+        got = "nothing" if "containers" not in spec else _shape(given)
         raise ConversionError(f"{where}.containers: expected a non-empty list of containers, got {got}")
     for kind in ("containers", "initContainers"):
         entries = spec.get(kind)
@@ -57,7 +59,6 @@ def _spec(pod: Mapping[str, Any]) -> Mapping[str, Any]:
         for index, container in enumerate(entries):
             if not isinstance(container, Mapping):
                 raise ConversionError(f"{where}.{kind}[{index}]: expected a container object, got {_shape(container)}")
-    return spec
 
 
 def _checked(values: Mapping[str, Any], where: str) -> Resource:
@@ -67,19 +68,19 @@ def _checked(values: Mapping[str, Any], where: str) -> Resource:
         raise ConversionError(str(err)) from None
 
 
-def _requests(pod: Mapping[str, Any], container: Mapping[str, Any], kind: str) -> Resource:
+def _requests(pod: PodView, container: Mapping[str, Any], kind: str) -> Resource:
     resources = container.get("resources")
     requests = resources.get("requests") if type(resources) is dict else None
     if type(requests) is dict or (requests is None and (resources is None or type(resources) is dict)):
         with suppress(QuantityError, TypeError):  # a bad value is reported below, with where it is
             return resource_from_kubernetes(requests or {})
-    where = f"pod {object_name(pod)} {kind} {container.get('name', '?')!r}"
+    where = f"pod {pod.name} {kind} {container.get('name', '?')!r}"
     resources = _object_at(container, "resources", where)
     return _checked(_object_at(resources, "requests", f"{where}.resources"), f"{where} requests")
 
 
-def _resize_infeasible(pod: Mapping[str, Any]) -> bool:
-    status = map_at(pod, "status")
+def _resize_infeasible(pod: PodView) -> bool:
+    status = pod.status
     if status.get("resize") == "Infeasible":
         return True
     return any(
@@ -88,28 +89,28 @@ def _resize_infeasible(pod: Mapping[str, Any]) -> bool:
     )
 
 
-def _held_by_kubelet(pod: Mapping[str, Any]) -> dict[str, Resource]:
+def _held_by_kubelet(pod: PodView) -> dict[str, Resource]:
     """Per container, the requests the kubelet reports it holds (status.containerStatuses[].
     resources.requests, else allocatedResources): a running pod resized in place."""
     held: dict[str, Resource] = {}
-    for index, status in enumerate(list_at(pod, "status", "containerStatuses")):
+    for index, status in enumerate(list_at(pod.status, "containerStatuses")):
         if not isinstance(status, Mapping) or not isinstance(status.get("name"), str):
             continue
-        where = f"pod {object_name(pod)} status.containerStatuses[{index}]"
+        where = f"pod {pod.name} status.containerStatuses[{index}]"
         requests = map_at(status, "resources", "requests") or map_at(status, "allocatedResources")
         if requests:
             held[status["name"]] = _checked(requests, where)
     return held
 
 
-def _container_requests(pod: Mapping[str, Any], spec: Mapping[str, Any]) -> dict[str, int]:
+def _container_requests(pod: PodView) -> dict[str, int]:
     """Containers' requests summed, as kube-scheduler counts a pod being resized in place: the
     larger of what the spec asks and what the kubelet holds, or only what it holds when the
     resize is infeasible (it will never happen)."""
-    held = _held_by_kubelet(pod)
+    held = _held_by_kubelet(pod) if pod.status else {}
     infeasible = _resize_infeasible(pod) if held else False
     total: dict[str, int] = {}
-    for container in list_at(spec, "containers"):
+    for container in pod.containers:
         asked = _requests(pod, container, "container")
         actual = held.get(str(container.get("name", "")))
         if actual is not None:
@@ -132,7 +133,7 @@ def _max(a: Mapping[str, int], b: Mapping[str, int]) -> dict[str, int]:
     return out
 
 
-def pod_resource(pod: Mapping[str, Any]) -> Resource:
+def pod_resource(pod: PodLike) -> Resource:
     """What a pod occupies on its node (DESIGN "Queues and placement", pod size).
 
     Containers' requests summed; per resource the larger of that plus all sidecars (init
@@ -142,11 +143,13 @@ def pod_resource(pod: Mapping[str, Any]) -> Resource:
     negative quantity) raises ConversionError naming the field and value: never a zero-size pod.
     A running pod resized in place counts as kube-scheduler counts it (`_container_requests`).
     """
-    spec = _spec(pod)
-    total = _container_requests(pod, spec)
+    pod = as_view(pod)
+    _check_spec(pod)
+    spec = pod.spec
+    total = _container_requests(pod)
     sidecars: dict[str, int] = {}
     init_peak: dict[str, int] = {}
-    for container in list_at(spec, "initContainers"):
+    for container in pod.init_containers:
         req = _requests(pod, container, "init container")
         if container.get("restartPolicy") == "Always":
             sidecars = _add(sidecars, req)
@@ -155,7 +158,7 @@ def pod_resource(pod: Mapping[str, Any]) -> Resource:
             init_peak = _max(init_peak, _add(req, sidecars))
     total = _max(_add(total, sidecars), init_peak)
     if spec.get("resources") is not None or spec.get("overhead") is not None:
-        where = f"pod {object_name(pod)} spec"
+        where = f"pod {pod.name} spec"
         pod_level = _object_at(_object_at(spec, "resources", where), "requests", f"{where}.resources")
         if pod_level:
             total.update(_checked(pod_level, f"{where}.resources.requests"))
