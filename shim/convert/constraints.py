@@ -7,6 +7,7 @@ from typing import Any
 
 from core.objects.constraints import NodeConstraints, NodeSelectorRequirement, NodeSelectorTerm, Toleration
 from shim.convert.objects import list_at, map_at
+from shim.convert.pod_view import PodLike, as_view
 
 
 def node_selector_term(raw: Mapping[str, Any]) -> NodeSelectorTerm:
@@ -24,11 +25,10 @@ def node_selector_term(raw: Mapping[str, Any]) -> NodeSelectorTerm:
     return NodeSelectorTerm(requirements=tuple(reqs))
 
 
-def pod_constraints(pod: Mapping[str, Any]) -> NodeConstraints:
-    spec = map_at(pod, "spec")
-    affinity = map_at(spec, "affinity")
-    node_aff = map_at(affinity, "nodeAffinity")
-    required = map_at(node_aff, "requiredDuringSchedulingIgnoredDuringExecution")
+def pod_constraints(pod: PodLike) -> NodeConstraints:
+    pod = as_view(pod)
+    spec = pod.spec
+    required = map_at(pod.affinity, "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
     terms = tuple(node_selector_term(t) for t in list_at(required, "nodeSelectorTerms") if isinstance(t, Mapping))
     tolerations = tuple(
         Toleration(

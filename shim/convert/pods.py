@@ -21,7 +21,7 @@ from shim.convert.identity import LABEL_APP_ID, application_id, is_herder_pod, q
 from shim.convert.namespaces import namespace_read
 from shim.convert.objects import ConversionError, labels_of, list_at, map_at, meta_of, object_name
 from shim.convert.pod_size import PODS, pod_resource
-from shim.convert.priority import allows_preemption
+from shim.convert.priority import allows_preemption, pod_priority
 from shim.convert.quotas import LABEL_PREEMPTIBLE, LABEL_QUOTA_NAME
 from shim.convert.rules import pod_rules_or_problem
 from shim.convert.storage import pod_claims
@@ -48,15 +48,6 @@ def _timestamp(value: Any, where: str) -> float:
 def _rfc3339_seconds(text: str) -> float:
     """Pods created in the same second share the text: it is parsed once (a bad one raises each time)."""
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-
-
-def _priority(pod: Mapping[str, Any]) -> int:
-    value = map_at(pod, "spec").get("priority")
-    if value is None:
-        return 0
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConversionError(f"pod {object_name(pod)} spec.priority: expected an integer, got {value!r}")
-    return value
 
 
 def pod_key(pod: Mapping[str, Any]) -> str:
@@ -87,7 +78,7 @@ def pod_to_ask(
         problems.append(str(err))
         user = NO_USER
     try:
-        priority = _priority(pod)
+        priority = pod_priority(pod)
     except ConversionError as err:
         problems.append(str(err))
         priority = 0
@@ -177,7 +168,7 @@ def pod_to_allocation(
         key=key or pod_key(pod),
         node_id=node,
         resource=pod_resource(pod),
-        priority=_priority(pod),
+        priority=pod_priority(pod),
         allocation_time=started,
         request_time=created,
         name=name,

@@ -1,19 +1,31 @@
-"""Whether a pod asked not to be preempted, and what its PriorityClass adds at admission."""
+"""A pod's priority, whether it asked not to be preempted, and what its PriorityClass adds at admission."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from shim.convert.objects import annotations_of
+from shim.convert.objects import ConversionError, annotations_of
+from shim.convert.pod_view import PodLike, as_view
 
 ANNOTATION_ALLOW_PREEMPTION = "yunikorn.apache.org/allow-preemption"  # "false": preempted across queues last
 
 
-def allows_preemption(pod: Mapping[str, Any]) -> bool:
+def pod_priority(pod: PodLike) -> int:
+    """`spec.priority` (0 when unset); ConversionError when it is not an integer."""
+    pod = as_view(pod)
+    value = pod.priority
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConversionError(f"pod {pod.name} spec.priority: expected an integer, got {value!r}")
+    return value
+
+
+def allows_preemption(pod: PodLike) -> bool:
     """False when the pod carries `yunikorn.apache.org/allow-preemption: "false"` (YuniKorn's
     admission controller copies it from the pod's PriorityClass; the pod's own value wins)."""
-    return str(annotations_of(pod).get(ANNOTATION_ALLOW_PREEMPTION, "true")).strip().lower() != "false"
+    return str(as_view(pod).annotations.get(ANNOTATION_ALLOW_PREEMPTION, "true")).strip().lower() != "false"
 
 
 def with_priority_class(pod: dict[str, Any], priority_class: Mapping[str, Any] | None) -> dict[str, Any]:
