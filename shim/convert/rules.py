@@ -32,7 +32,8 @@ from core.objects.pod_rules import (
     WeightedTerm,
 )
 from shim.convert.constraints import node_selector_term
-from shim.convert.objects import ConversionError, labels_of, list_at, map_at, meta_of, object_name
+from shim.convert.objects import ConversionError, labels_of, list_at, map_at
+from shim.convert.pod_view import PodLike, PodView, as_view
 from shim.interning import ByIdentity
 
 _SET_OPERATORS = ("In", "NotIn")
@@ -100,9 +101,9 @@ def _affinity_term(raw: Any, namespace: str, labels: Mapping[str, str], where: s
 
 
 def _affinity(
-    spec: Mapping[str, Any], kind: str, namespace: str, labels: Mapping[str, str], where: str
+    affinity: Mapping[str, Any], kind: str, namespace: str, labels: Mapping[str, str], where: str
 ) -> tuple[tuple[PodAffinityTerm, ...], tuple[WeightedTerm, ...]]:
-    block = map_at(spec, "affinity", kind)
+    block = map_at(affinity, kind)
     required = tuple(
         _affinity_term(raw, namespace, labels, f"{where}.{kind}.requiredDuringSchedulingIgnoredDuringExecution[{n}]")
         for n, raw in enumerate(list_at(block, "requiredDuringSchedulingIgnoredDuringExecution"))
@@ -153,9 +154,9 @@ def _spread(raw: Any, labels: Mapping[str, str], where: str) -> SpreadConstraint
     )
 
 
-def _host_ports(spec: Mapping[str, Any], where: str) -> tuple[HostPort, ...]:
-    containers = list_at(spec, "containers") + [
-        c for c in list_at(spec, "initContainers") if isinstance(c, Mapping) and c.get("restartPolicy") == "Always"
+def _host_ports(pod: PodView, where: str) -> tuple[HostPort, ...]:
+    containers = [*pod.containers] + [
+        c for c in pod.init_containers if isinstance(c, Mapping) and c.get("restartPolicy") == "Always"
     ]
     out = []
     for container in containers:
@@ -171,9 +172,9 @@ def _host_ports(spec: Mapping[str, Any], where: str) -> tuple[HostPort, ...]:
     return tuple(out)
 
 
-def _preferred_nodes(spec: Mapping[str, Any], where: str) -> tuple[tuple[int, NodeSelectorTerm], ...]:
+def _preferred_nodes(affinity: Mapping[str, Any], where: str) -> tuple[tuple[int, NodeSelectorTerm], ...]:
     out = []
-    preferred = list_at(map_at(spec, "affinity", "nodeAffinity"), "preferredDuringSchedulingIgnoredDuringExecution")
+    preferred = list_at(affinity, "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution")
     for n, raw in enumerate(preferred):
         weight = raw.get("weight") if isinstance(raw, Mapping) else None
         if not isinstance(weight, int) or not 1 <= weight <= 100:
@@ -182,12 +183,13 @@ def _preferred_nodes(spec: Mapping[str, Any], where: str) -> tuple[tuple[int, No
     return tuple(out)
 
 
-def node_affinity_problem(pod: Mapping[str, Any]) -> str | None:
+def node_affinity_problem(pod: PodLike) -> str | None:
     """What is malformed in the pod's required node affinity (which then matches no node)."""
-    required = map_at(pod, "spec", "affinity", "nodeAffinity").get("requiredDuringSchedulingIgnoredDuringExecution")
+    pod = as_view(pod)
+    required = map_at(pod.affinity, "nodeAffinity").get("requiredDuringSchedulingIgnoredDuringExecution")
     if required is None:
         return None
-    where = f"pod {object_name(pod)} spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+    where = f"pod {pod.name} spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
     terms = list_at(required, "nodeSelectorTerms") if isinstance(required, Mapping) else []
     if not terms:
         return f"{where}.nodeSelectorTerms is empty: no node matches"
@@ -212,35 +214,40 @@ _NO_LABELS: Mapping[str, str] = MappingProxyType({})
 _namespace_labels: ByIdentity[Mapping[str, Any], Mapping[str, str]] = ByIdentity()  # one mapping per namespace
 
 
+def as_strings(labels: Mapping[str, Any]) -> Mapping[str, str]:
+    """Labels as strings; one shared empty mapping for the many objects without."""
+    return {str(k): str(v) for k, v in labels.items()} if labels else _NO_LABELS
+
+
 def string_labels(obj: Mapping[str, Any] | None) -> Mapping[str, str]:
     """The object's labels as strings; one shared empty mapping for the many objects without."""
-    raw = labels_of(obj)
-    return {str(k): str(v) for k, v in raw.items()} if raw else _NO_LABELS
+    return as_strings(labels_of(obj))
 
 
-def pod_rules(pod: Mapping[str, Any], namespace: Mapping[str, Any] | None) -> PodRules:
+def pod_rules(pod: PodLike, namespace: Mapping[str, Any] | None) -> PodRules:
     """The pod's labels and its rules between pods; ConversionError names a malformed one."""
-    spec = map_at(pod, "spec")
-    ns = str(meta_of(pod).get("namespace", ""))
-    labels = string_labels(pod)
-    name = object_name(pod)
+    pod = as_view(pod)
+    spec = pod.spec
+    ns = pod.namespace
+    labels = as_strings(pod.labels)
+    name = pod.name
     affinity: tuple[PodAffinityTerm, ...] = ()
     anti: tuple[PodAffinityTerm, ...] = ()
     preferred_affinity: tuple[WeightedTerm, ...] = ()
     preferred_anti: tuple[WeightedTerm, ...] = ()
     preferred_nodes: tuple[tuple[int, NodeSelectorTerm], ...] = ()
-    if spec.get("affinity") is not None:  # most pods have none: nothing to read
+    if pod.affinity:  # most pods have none: nothing to read
         where = f"pod {name} spec.affinity"
-        affinity, preferred_affinity = _affinity(spec, "podAffinity", ns, labels, where)
-        anti, preferred_anti = _affinity(spec, "podAntiAffinity", ns, labels, where)
+        affinity, preferred_affinity = _affinity(pod.affinity, "podAffinity", ns, labels, where)
+        anti, preferred_anti = _affinity(pod.affinity, "podAntiAffinity", ns, labels, where)
         preferred_nodes = _preferred_nodes(
-            spec, f"{where}.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+            pod.affinity, f"{where}.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
         )
     spread = tuple(
         _spread(raw, labels, f"pod {name} spec.topologySpreadConstraints[{n}]")
         for n, raw in enumerate(list_at(spec, "topologySpreadConstraints"))
     )
-    host_ports = _host_ports(spec, f"pod {name}")
+    host_ports = _host_ports(pod, f"pod {name}")
     namespace_labels = _namespace_labels(namespace, string_labels) if namespace else _NO_LABELS
     if not (affinity or anti or spread or host_ports or preferred_affinity or preferred_anti or preferred_nodes):
         return _labels_only(ns, labels, namespace_labels)
@@ -275,9 +282,10 @@ def _labels_only(namespace: str, labels: Mapping[str, str], namespace_labels: Ma
     return found
 
 
-def pod_rules_or_problem(pod: Mapping[str, Any], namespace: Mapping[str, Any] | None) -> tuple[PodRules, str | None]:
+def pod_rules_or_problem(pod: PodLike, namespace: Mapping[str, Any] | None) -> tuple[PodRules, str | None]:
     """The rules, or (for a malformed rule) just the pod's labels and the problem to wait on."""
+    pod = as_view(pod)
     try:
         return pod_rules(pod, namespace), node_affinity_problem(pod)
     except ConversionError as err:
-        return PodRules(str(meta_of(pod).get("namespace", "")), string_labels(pod), string_labels(namespace)), str(err)
+        return PodRules(pod.namespace, as_strings(pod.labels), string_labels(namespace)), str(err)
