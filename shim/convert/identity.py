@@ -7,16 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.objects.ask import DEFAULT_USER, NO_USER, UserGroup
-from shim.convert.objects import (
-    ConversionError,
-    annotations_of,
-    labels_of,
-    list_at,
-    map_at,
-    meta_of,
-    object_name,
-    parse_json,
-)
+from shim.convert.objects import ConversionError, parse_json
+from shim.convert.pod_view import PodLike, as_view
 from shim.interning import Interner
 
 YK_PREFIX = "yunikorn.apache.org/"
@@ -32,8 +24,8 @@ ANNOTATION_USER_INFO = YK_PREFIX + "user.info"
 shared_user: Interner[UserGroup] = Interner()
 
 
-def is_herder_pod(pod: Mapping[str, Any], scheduler_name: str) -> bool:
-    return map_at(pod, "spec").get("schedulerName") == scheduler_name
+def is_herder_pod(pod: PodLike, scheduler_name: str) -> bool:
+    return bool(as_view(pod).scheduler_name == scheduler_name)
 
 
 def _first(*candidates: Any) -> str | None:
@@ -43,8 +35,9 @@ def _first(*candidates: Any) -> str | None:
     return None
 
 
-def application_id(pod: Mapping[str, Any]) -> str:
-    labels, annotations = labels_of(pod), annotations_of(pod)
+def application_id(pod: PodLike) -> str:
+    pod = as_view(pod)
+    labels, annotations = pod.labels, pod.annotations
     found = _first(
         labels.get(LABEL_APP_ID),
         annotations.get(ANNOTATION_APP_ID),
@@ -53,22 +46,24 @@ def application_id(pod: Mapping[str, Any]) -> str:
     )
     if found:
         return found
-    for owner in list_at(pod, "metadata", "ownerReferences"):
-        if isinstance(owner, Mapping) and owner.get("controller") is True:
+    for owner in pod.owners:
+        if owner.get("controller") is True:
             return f"{owner.get('kind', '')}-{owner.get('name', '')}".lower()
-    return f"{meta_of(pod).get('namespace', 'default')}-autogen"
+    return f"{pod.namespace or 'default'}-autogen"
 
 
-def queue_name(pod: Mapping[str, Any]) -> str | None:
-    labels = labels_of(pod)
-    return _first(labels.get(LABEL_QUEUE), annotations_of(pod).get(ANNOTATION_QUEUE), labels.get(LABEL_QUEUE_PLAIN))
+def queue_name(pod: PodLike) -> str | None:
+    pod = as_view(pod)
+    labels = pod.labels
+    return _first(labels.get(LABEL_QUEUE), pod.annotations.get(ANNOTATION_QUEUE), labels.get(LABEL_QUEUE_PLAIN))
 
 
-def user_info(pod: Mapping[str, Any]) -> UserGroup:
-    raw = annotations_of(pod).get(ANNOTATION_USER_INFO)
+def user_info(pod: PodLike) -> UserGroup:
+    pod = as_view(pod)
+    raw = pod.annotations.get(ANNOTATION_USER_INFO)
     if raw is None:
         return NO_USER
-    where = f"pod {object_name(pod)} annotation {ANNOTATION_USER_INFO}"
+    where = f"pod {pod.name} annotation {ANNOTATION_USER_INFO}"
     data = parse_json(raw, where)
     if not isinstance(data, Mapping):
         raise ConversionError(f"{where}: expected an object with user and groups, got {raw!r}")
