@@ -20,8 +20,9 @@ from core.gang.spec import DEFAULT_TIMEOUT, SOFT, STYLES, GangSpec, TaskGroup
 from core.resources import QuantityError, Resource, resource_from_kubernetes
 from shim.convert.constraints import pod_constraints
 from shim.convert.gangs.pod_gang import PodGang
-from shim.convert.objects import ConversionError, annotations_of, meta_of, object_name, parse_json
+from shim.convert.objects import ConversionError, parse_json
 from shim.convert.pod_size import PODS
+from shim.convert.pod_view import PodLike, as_view
 from shim.convert.rules import pod_rules
 
 ANNOTATION_TASK_GROUPS = "yunikorn.apache.org/task-groups"
@@ -45,20 +46,21 @@ _GROUP_KEYS = (
 _PLACEMENT_KEYS = ("nodeSelector", "tolerations", "affinity", "topologySpreadConstraints")
 
 
-def is_placeholder(pod: Mapping[str, Any]) -> bool:
-    return annotations_of(pod).get(ANNOTATION_PLACEHOLDER) == "true"
+def is_placeholder(pod: PodLike) -> bool:
+    return bool(as_view(pod).annotations.get(ANNOTATION_PLACEHOLDER) == "true")
 
 
 def pod_gang(
-    pod: Mapping[str, Any],
+    pod: PodLike,
     key: str,
     namespace: Mapping[str, Any] | None = None,
     app_labels: Mapping[str, str] | None = None,
 ) -> tuple[PodGang, list[str]]:
-    """`app_labels`: the application labels Herder puts on the gang's placeholders."""
-    """The pod's gang annotations, read; unreadable ones become problems (and are left out)."""
-    annotations = annotations_of(pod)
-    name = object_name(pod)
+    """The pod's gang annotations, read; unreadable ones become problems (and are left out).
+    `app_labels`: the application labels Herder puts on the gang's placeholders."""
+    pod = as_view(pod)
+    annotations = pod.annotations
+    name = pod.name
     problems: list[str] = []
     group = annotations.get(ANNOTATION_TASK_GROUP_NAME) or ""
     if not isinstance(group, str):
@@ -68,7 +70,7 @@ def pod_gang(
     if ANNOTATION_TASK_GROUPS in annotations:
         try:
             where = f"pod {name} annotation {ANNOTATION_TASK_GROUPS}"
-            groups = task_groups(annotations[ANNOTATION_TASK_GROUPS], where, pod, namespace, app_labels)
+            groups = task_groups(annotations[ANNOTATION_TASK_GROUPS], where, pod.namespace, namespace, app_labels)
             timeout, style = policy_parameters(
                 annotations.get(ANNOTATION_POLICY), f"pod {name} annotation {ANNOTATION_POLICY}"
             )
@@ -81,18 +83,19 @@ def pod_gang(
 def task_groups(
     raw: Any,
     where: str,
-    pod: Mapping[str, Any] | None = None,
+    pod_namespace: str = "",
     namespace: Mapping[str, Any] | None = None,
     app_labels: Mapping[str, str] | None = None,
 ) -> tuple[TaskGroup, ...]:
-    """The groups of a task-groups annotation; `pod` (the one carrying it) gives the namespace
-    and application the placeholders' own labels and rules are read in."""
+    """The groups of a task-groups annotation; the namespace of the pod carrying it (and that
+    Namespace object) and its application's labels are what the placeholders' own labels and
+    rules are read in."""
     data = parse_json(raw, where)
     if not isinstance(data, list):
         raise ConversionError(f"{where}: expected a JSON list of task groups, got {type(data).__name__}")
     groups: list[TaskGroup] = []
     for index, item in enumerate(data):
-        groups.append(_task_group(item, f"{where} [{index}]", pod, namespace, app_labels or {}))
+        groups.append(_task_group(item, f"{where} [{index}]", pod_namespace, namespace, app_labels or {}))
     names = [group.name for group in groups]
     for name in names:
         if names.count(name) > 1:
@@ -114,7 +117,7 @@ def group_fields(item: Mapping[str, Any]) -> dict[str, Any]:
 def _task_group(
     item: Any,
     where: str,
-    pod: Mapping[str, Any] | None,
+    pod_namespace: str,
     namespace: Mapping[str, Any] | None,
     app_labels: Mapping[str, str],
 ) -> TaskGroup:
@@ -148,7 +151,7 @@ def _task_group(
     stand_in = {
         "metadata": {
             "name": f"placeholder of {name}",
-            "namespace": str(meta_of(pod).get("namespace", "")) if pod is not None else "",
+            "namespace": pod_namespace,
             "labels": {**{str(k): str(v) for k, v in labels.items()}, **app_labels},
         },
         "spec": placement_spec(fields),
