@@ -20,6 +20,7 @@ from core.objects.volumes import (
 from core.resources import QuantityError, quantity_value
 from shim.convert.constraints import node_selector_term
 from shim.convert.objects import ConversionError, annotations_of, list_at, map_at, meta_of
+from shim.convert.pod_view import PodLike, as_view
 from shim.convert.rules import string_labels
 
 DEFAULT_CLASS = "storageclass.kubernetes.io/is-default-class"
@@ -30,12 +31,14 @@ def claim_key(namespace: str, name: str) -> str:
     return f"{namespace}/{name}"
 
 
-def pod_claims(pod: Mapping[str, Any]) -> tuple[str, ...]:
+def pod_claims(pod: PodLike) -> tuple[str, ...]:
     """The claims a pod mounts: named ones, and generic ephemeral volumes' `<pod>-<volume>`."""
-    meta = meta_of(pod)
-    namespace, pod_name = str(meta.get("namespace") or "default"), str(meta.get("name") or "")
+    pod = as_view(pod)
+    if not pod.volumes:
+        return ()
+    namespace, pod_name = pod.namespace or "default", pod.pod_name
     claims: list[str] = []
-    for volume in list_at(pod, "spec", "volumes"):
+    for volume in pod.volumes:
         if not isinstance(volume, Mapping):
             continue
         named = volume.get("persistentVolumeClaim")
