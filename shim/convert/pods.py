@@ -19,8 +19,9 @@ from shim.convert.constraints import pod_constraints
 from shim.convert.gangs.yunikorn import is_placeholder, pod_gang
 from shim.convert.identity import LABEL_APP_ID, application_id, is_herder_pod, queue_name, user_info
 from shim.convert.namespaces import namespace_read
-from shim.convert.objects import ConversionError, labels_of, list_at, map_at, meta_of, object_name
+from shim.convert.objects import ConversionError
 from shim.convert.pod_size import PODS, pod_resource
+from shim.convert.pod_view import PodLike, as_view
 from shim.convert.priority import allows_preemption, pod_priority
 from shim.convert.quotas import LABEL_PREEMPTIBLE, LABEL_QUOTA_NAME
 from shim.convert.rules import pod_rules_or_problem
@@ -50,20 +51,19 @@ def _rfc3339_seconds(text: str) -> float:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
-def pod_key(pod: Mapping[str, Any]) -> str:
+def pod_key(pod: PodLike) -> str:
     """A pod's key in the core: its uid; for a gang placeholder its `<namespace>/<name>`, the key
     the core chose when it made the placeholder (before the pod, and its uid, existed)."""
-    uid = meta_of(pod).get("uid")
-    return str(uid) if uid and not is_placeholder(pod) else object_name(pod)
+    pod = as_view(pod)
+    return pod.uid if pod.uid and not is_placeholder(pod) else pod.name
 
 
-def pod_to_ask(
-    pod: Mapping[str, Any], namespace: Mapping[str, Any] | None, scheduler_name: str = "herder", key: str = ""
-) -> Ask:
+def pod_to_ask(pod: PodLike, namespace: Mapping[str, Any] | None, scheduler_name: str = "herder", key: str = "") -> Ask:
     """A pending Herder pod; unreadable parts go into `problems` so the pod stays pending with a
     reason. `key`: its `pod_key`, when the caller has it already."""
-    meta, labels = meta_of(pod), labels_of(pod)
-    name = object_name(pod)
+    pod = as_view(pod)
+    labels = pod.labels
+    name = pod.name
     problems: list[str] = []
     tags, ns_problems = namespace_read(namespace)
     problems.extend(ns_problems)
@@ -83,7 +83,7 @@ def pod_to_ask(
         problems.append(str(err))
         priority = 0
     try:
-        created = _timestamp(meta.get("creationTimestamp"), f"pod {name} metadata.creationTimestamp")
+        created = _timestamp(pod.created, f"pod {name} metadata.creationTimestamp")
     except ConversionError as err:
         problems.append(str(err))
         created = 0.0
@@ -100,7 +100,7 @@ def pod_to_ask(
         application_id=app_id,
         resource=shared_resource(resource),
         name=name,
-        namespace=str(meta.get("namespace", "")),
+        namespace=pod.namespace,
         queue=queue_name(pod),
         tags=tags,
         user=user,
@@ -119,50 +119,48 @@ def pod_to_ask(
     )
 
 
-def ask_for_copy(like: Ask, pod: Mapping[str, Any]) -> Ask | None:
+def ask_for_copy(like: Ask, pod: PodLike) -> Ask | None:
     """The ask of `pod`, a copy of the pod `like` was made from that differs only in its name,
     uid and creation time (a workload entry's replicas in the simulator), without reading the
     pod again; None when part of the ask depends on those (a problem naming the pod, a gang, an
     ephemeral volume's claim named after the pod): convert it then."""
     if like.problems or like.gang is not None or like.task_group or like.placeholder:
         return None
-    if any(isinstance(v, Mapping) and "ephemeral" in v for v in list_at(pod, "spec", "volumes")):
+    pod = as_view(pod)
+    if any(isinstance(v, Mapping) and "ephemeral" in v for v in pod.volumes):
         return None
     try:
-        created = _timestamp(
-            meta_of(pod).get("creationTimestamp"), f"pod {object_name(pod)} metadata.creationTimestamp"
-        )
+        created = _timestamp(pod.created, f"pod {pod.name} metadata.creationTimestamp")
     except ConversionError:
         return None
-    return like.copy_as(pod_key(pod), object_name(pod), created)
+    return like.copy_as(pod_key(pod), pod.name, created)
 
 
-def pod_is_finished(pod: Mapping[str, Any]) -> bool:
-    return map_at(pod, "status").get("phase") in ("Succeeded", "Failed")
+def pod_is_finished(pod: PodLike) -> bool:
+    return as_view(pod).phase in ("Succeeded", "Failed")
 
 
-def pod_node(pod: Mapping[str, Any]) -> str | None:
-    node = map_at(pod, "spec").get("nodeName")
-    return str(node) if node else None
+def pod_node(pod: PodLike) -> str | None:
+    return as_view(pod).node
 
 
 def pod_to_allocation(
-    pod: Mapping[str, Any], namespace: Mapping[str, Any] | None, scheduler_name: str = "herder", key: str = ""
+    pod: PodLike, namespace: Mapping[str, Any] | None, scheduler_name: str = "herder", key: str = ""
 ) -> Allocation:
     """A pod bound to a node: Herder's own (with its ask) or a foreign one ("static" when a Node
     owns it). `key`: its `pod_key`, when the caller has it already."""
-    node = pod_node(pod)
-    name = object_name(pod)
+    pod = as_view(pod)
+    node = pod.node
+    name = pod.name
     if node is None:
         raise ConversionError(f"pod {name} spec.nodeName: the pod is not bound to a node")
-    started_raw = map_at(pod, "status").get("startTime")
+    started_raw = pod.started
     if is_herder_pod(pod, scheduler_name):
         ask = pod_to_ask(pod, namespace, scheduler_name, key)
         started = _timestamp(started_raw, f"pod {name} status.startTime") if started_raw else ask.created
         return Allocation.for_ask(ask, node, started)
-    owners = list_at(pod, "metadata", "ownerReferences")
-    static = any(isinstance(o, Mapping) and o.get("kind") == "Node" for o in owners)
-    created = _timestamp(meta_of(pod).get("creationTimestamp"), f"pod {name} metadata.creationTimestamp")
+    static = any(owner.get("kind") == "Node" for owner in pod.owners)
+    created = _timestamp(pod.created, f"pod {name} metadata.creationTimestamp")
     started = _timestamp(started_raw, f"pod {name} status.startTime") if started_raw else created
     return Allocation(
         key=key or pod_key(pod),
