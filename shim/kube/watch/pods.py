@@ -32,6 +32,7 @@ from shim.convert.identity import is_herder_pod
 from shim.convert.namespaces import namespace_problems, namespace_tags
 from shim.convert.objects import ConversionError
 from shim.convert.pod_size import pod_resource
+from shim.convert.pod_view import PodView, read_pod
 from shim.convert.pods import pod_is_finished, pod_key, pod_node, pod_to_allocation, pod_to_ask
 from shim.convert.rules import string_labels
 from shim.kube.watch.cache import KubeCache
@@ -70,10 +71,6 @@ def _namespace_of(pod: Mapping[str, Any]) -> str:
 def _name_of(pod: Mapping[str, Any]) -> str:
     meta = pod.get("metadata") or {}
     return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
-
-
-def _terminating(pod: Mapping[str, Any]) -> bool:
-    return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
 
 
 class PodSync:
@@ -118,11 +115,12 @@ class PodSync:
     # -- events ------------------------------------------------------------------------------
     def apply(self, pod: Mapping[str, Any]) -> None:
         """The pod as the API server shows it now (listing, ADDED or MODIFIED)."""
-        key = pod_key(pod)
+        view = read_pod(pod)  # read once; every step below takes the view
+        key = pod_key(view)
         with self._lock:
             self._seen[key] = self._clock()
             try:
-                self._apply(key, pod)
+                self._apply(key, view)
             except ConversionError as error:
                 log.warning("pod %s cannot be read, left out: %s", _name_of(pod), error)
 
@@ -138,30 +136,31 @@ class PodSync:
             self._release(key)
         self._forget_binding(key)
 
-    def _apply(self, key: str, pod: Mapping[str, Any]) -> None:
-        node = pod_node(pod)
-        if pod_is_finished(pod) or (node is None and _terminating(pod)):
-            self._cache.drop_pod(pod)
+    def _apply(self, key: str, pod: PodView) -> None:
+        node = pod.node
+        namespace_name = pod.namespace or "default"
+        if pod_is_finished(pod) or (node is None and pod.deleting):
+            self._cache.drop_pod(pod.raw)
             self._retry.pop(key, None)
-            self._unwait(key, _namespace_of(pod))
+            self._unwait(key, namespace_name)
             self._release(key)
             return
-        self._cache.put_pod(slim(pod), key)
+        self._cache.put_pod(slim(pod.raw), key)
         if not is_herder_pod(pod, self.scheduler_name):
             if node is not None:
                 self._apply_foreign(key, pod, node)
             return
-        namespace = self._cache.namespace(_namespace_of(pod))
+        namespace = self._cache.namespace(namespace_name)
         if namespace is None:
-            self._waiting.setdefault(_namespace_of(pod), set()).add(key)
+            self._waiting.setdefault(namespace_name, set()).add(key)
             return
-        self._unwait(key, _namespace_of(pod))
+        self._unwait(key, namespace_name)
         if node is None:
             self._apply_pending(key, pod, namespace)
         else:
             self._apply_bound(key, pod, node, namespace)
 
-    def _apply_foreign(self, key: str, pod: Mapping[str, Any], node: str) -> None:
+    def _apply_foreign(self, key: str, pod: PodView, node: str) -> None:
         known = self._known.get(key)
         if known is not None and (known.kind, known.node) == (FOREIGN, node):
             size = pod_resource(pod)
@@ -169,12 +168,12 @@ class PodSync:
                 self._scheduler.resize_allocation(key, size)
                 self._known[key] = Known(FOREIGN, node, size)
             return
-        allocation = pod_to_allocation(pod, self._cache.namespace(_namespace_of(pod)), self.scheduler_name, key)
+        allocation = pod_to_allocation(pod, self._cache.namespace(pod.namespace or "default"), self.scheduler_name, key)
         self._release(key)
         self._scheduler.add_allocation(allocation)
         self._known[key] = Known(FOREIGN, node, allocation.resource)
 
-    def _apply_pending(self, key: str, pod: Mapping[str, Any], namespace: Mapping[str, Any]) -> None:
+    def _apply_pending(self, key: str, pod: PodView, namespace: Mapping[str, Any]) -> None:
         if self._scheduler.allocation(key) is not None:
             return  # placed by this core; the binding is on its way
         retry = self._retry.get(key)
@@ -183,7 +182,7 @@ class PodSync:
         self._scheduler.add_ask(pod_to_ask(pod, namespace, self.scheduler_name, key))
         self._known[key] = Known(ASK)
 
-    def _apply_bound(self, key: str, pod: Mapping[str, Any], node: str, namespace: Mapping[str, Any]) -> None:
+    def _apply_bound(self, key: str, pod: PodView, node: str, namespace: Mapping[str, Any]) -> None:
         self._retry.pop(key, None)
         self._unresolved.pop(key, None)  # the server says where it runs
         self._in_doubt_until.pop(key, None)
@@ -198,7 +197,7 @@ class PodSync:
             return
         allocation = pod_to_allocation(pod, namespace, self.scheduler_name, key)
         if current is not None:
-            log.warning("pod %s runs on %s, not on %s where Herder placed it", _name_of(pod), node, current.node_id)
+            log.warning("pod %s runs on %s, not on %s where Herder placed it", pod.name, node, current.node_id)
             self._scheduler.release_allocation(key)
         self._scheduler.add_allocation(allocation)
         self._known[key] = Known(OWN, node)
