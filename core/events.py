@@ -28,6 +28,9 @@ USERGROUP = "USERGROUP"
 QUOTA = "QUOTA"
 CONFIG = "CONFIG"
 
+# A pod's input Herder read past with a default (a malformed gang parameter): a warning, never a wait.
+INPUT_IGNORED = "AnnotationIgnored"
+
 # YuniKorn's EventRecord.ChangeType
 NONE, SET, ADD, REMOVE = 0, 1, 2, 3
 # The EventRecord.ChangeDetail values Herder sends (yunikorn-scheduler-interface)

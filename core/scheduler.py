@@ -33,7 +33,7 @@ from core.config.settings import Settings
 from core.cycle import allocate_one, request_eviction
 from core.elastic.manager import QuotaStatus
 from core.elastic.spec import ElasticQuotaSpec
-from core.events import CONFIG, NODE, QUOTA, REQUEST, EventRing, SchedulingEvent
+from core.events import CONFIG, INPUT_IGNORED, NODE, QUOTA, REQUEST, EventRing, SchedulingEvent
 from core.fit import node_verdicts
 from core.gang import tidy as gangs
 from core.lifecycle import COMPLETING_TIMEOUT, RECOVERY_QUEUE
@@ -243,11 +243,21 @@ class Scheduler:
             if ask.key in state.allocations:
                 return
             previous = state.ask_app.get(ask.key)
+            before = previous.asks.get(ask.key) if previous is not None else None
             if previous is not None:
-                if previous.asks.get(ask.key) == ask:
+                if before == ask:
                     return
                 lifecycle.remove_ask(state, ask.key, when)
-            state.unplaced.pop(ask.key, None)
+            unplaced = state.unplaced.pop(ask.key, None)
+            if ask.notices:
+                before = before or (unplaced.ask if unplaced else None)
+                if before is None or before.notices != ask.notices:  # said once, not at every watch event
+                    message = "; ".join(ask.notices)
+                    state.emit(
+                        SchedulingEvent(
+                            when, REQUEST, ask.key, INPUT_IGNORED, message, ask.application_id, ask.display_name
+                        )
+                    )
             lifecycle.queue_ask(state, ask, when)
             gangs.tidy(state, when)
             self._work.set()

@@ -73,6 +73,7 @@ class Ask(NamedTuple):
     gang: GangSpec | None = None
     placeholder: bool = False
     claims: tuple[str, ...] = ()  # its PersistentVolumeClaims, "<namespace>/<name>"
+    notices: tuple[str, ...] = ()  # input read past with a default: said once as a warning event, never waited on
 
     @property
     def display_name(self) -> str:
@@ -102,6 +103,7 @@ class Ask(NamedTuple):
             self.gang,
             self.placeholder,
             self.claims,
+            self.notices,
         )
 
 

@@ -116,6 +116,7 @@ def pod_to_ask(pod: PodLike, namespace: Mapping[str, Any] | None, scheduler_name
         gang=gang.spec,
         placeholder=gang.placeholder,
         claims=pod_claims(pod),
+        notices=gang.notices,
     )
 
 

@@ -22,6 +22,7 @@ NOTABLE = (
     "SettingsRefused",
     "NodeRefused",
     "PlaceholderTooSmall",
+    "AnnotationIgnored",
 )
 # What happened to applications as a whole (gangs reserving or failing, rejections), each
 # shown with its time and message under "Applications and gangs".

@@ -127,3 +127,19 @@ def test_a_restart_mid_gang_adopts_the_placeholders_and_neither_duplicates_nor_l
     assert len(placeholder_writes(cluster, "DELETE")) == created
     assert all(b.code == 201 for b in cluster.server.bindings())
     assert len(cluster.server.bindings()) == 4
+
+
+def test_a_malformed_policy_parameter_runs_the_gang_and_warns_on_the_pod(cluster: Cluster) -> None:
+    cluster.create_namespace("ml")
+    cluster.start_herder()
+    names = gang_pods(cluster, "ml", "spark", 2, "1", gangSchedulingStyle="Firm", placeholderTimeoutInSeconds="soon")
+    for name in names:
+        assert cluster.bound("ml", name), f"{name} runs, as on YuniKorn"
+
+    def warned() -> list[dict[str, Any]]:
+        return [e for e in cluster.events_about("Pod", names[0]) if e["reason"] == "AnnotationIgnored"]
+
+    [event] = eventually(warned, "a warning Event on the pod naming what was ignored")
+    assert event["type"] == "Warning"
+    assert "gangSchedulingStyle must be Soft or Hard, got 'Firm'; the gang is Soft" in event["message"]
+    assert "placeholderTimeoutInSeconds must be whole seconds, got 'soon'" in event["message"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from core.gang.spec import DEFAULT_TIMEOUT, HARD, SOFT
 from shim.convert.gangs.yunikorn import (
     ANNOTATION_PLACEHOLDER,
@@ -99,15 +101,93 @@ def test_bad_gang_annotations_are_named_and_the_pod_waits() -> None:
         assert ANNOTATION_TASK_GROUPS in ask.problems[0]
 
 
-def test_bad_scheduling_policy_parameters_are_named() -> None:
-    for raw, expected in {
-        "placeholderTimeoutInSeconds=soon": "placeholderTimeoutInSeconds must be whole seconds, got 'soon'",
-        "gangSchedulingStyle=Firm": "gangSchedulingStyle must be Soft or Hard, got 'Firm'",
-        "placeholderTimeoutInSeconds": "is not key=value",
+# yunikorn-k8shim's TestGetSchedulingPolicyParams (pkg/cache/gang_utils_test.go) and the
+# application metadata test's "gangSchedulingStyle=Hard=Soft": (annotation key, value) ->
+# (timeout, style) as YuniKorn reads them (its timeout 0 is the default), and what Herder names
+# in the warning: every ignored pair.
+UNKNOWN = "unknownPara=unkown"
+YUNIKORN_POLICY_ROWS = [
+    (
+        ANNOTATION_POLICY,
+        f"{UNKNOWN} placeholderTimeoutInSeconds=50=25 gangSchedulingStyle=Hard=Soft",
+        (DEFAULT_TIMEOUT, SOFT),
+        [UNKNOWN, "'placeholderTimeoutInSeconds=50=25' is not key=value", "'gangSchedulingStyle=Hard=Soft'"],
+    ),
+    (
+        ANNOTATION_POLICY,
+        f"{UNKNOWN} placeholderTimeoutInSeconds=50 gangSchedulingStyle=Hard=Soft",
+        (50.0, SOFT),
+        [UNKNOWN, "'gangSchedulingStyle=Hard=Soft' is not key=value"],
+    ),
+    (
+        ANNOTATION_POLICY,
+        f"{UNKNOWN} placeholderTimeoutInSeconds=oneSecond gangSchedulingStyle=Soft",
+        (DEFAULT_TIMEOUT, SOFT),
+        [UNKNOWN, "placeholderTimeoutInSeconds must be whole seconds, got 'oneSecond'; the default (900 s) applies"],
+    ),
+    (ANNOTATION_POLICY, UNKNOWN, (DEFAULT_TIMEOUT, SOFT), [UNKNOWN]),
+    ("policyParamUndefined", f"{UNKNOWN} placeholderTimeoutInSeconds=50", (DEFAULT_TIMEOUT, SOFT), []),
+    (
+        ANNOTATION_POLICY,
+        f"{UNKNOWN} placeholderTimeoutInSeconds=50  gangSchedulingStyle=Hard",
+        (50.0, HARD),
+        [UNKNOWN],
+    ),
+    (ANNOTATION_POLICY, f"{UNKNOWN} gangSchedulingStyle=Soft", (DEFAULT_TIMEOUT, SOFT), [UNKNOWN]),
+    (
+        ANNOTATION_POLICY,
+        f"{UNKNOWN} gangSchedulingStyle=abc",
+        (DEFAULT_TIMEOUT, SOFT),
+        [UNKNOWN, "gangSchedulingStyle must be Soft or Hard, got 'abc'; the gang is Soft"],
+    ),
+    (
+        ANNOTATION_POLICY,
+        "placeholderTimeoutInSeconds gangSchedulingStyle",
+        (DEFAULT_TIMEOUT, SOFT),
+        ["'placeholderTimeoutInSeconds' is not key=value", "'gangSchedulingStyle' is not key=value"],
+    ),
+    (ANNOTATION_POLICY, "gangSchedulingStyle=Hard=Soft", (DEFAULT_TIMEOUT, SOFT), ["'gangSchedulingStyle=Hard=Soft'"]),
+]
+
+
+@pytest.mark.parametrize(("key", "value", "read", "named"), YUNIKORN_POLICY_ROWS)
+def test_malformed_scheduling_policy_parameters_fall_back_as_in_yunikorn_and_are_named(
+    key: str, value: str, read: tuple[float, str], named: list[str]
+) -> None:
+    ask = pod_to_ask(pod({ANNOTATION_TASK_GROUPS: json.dumps(GROUPS), key: value}), None)
+    assert ask.problems == ()  # the gang goes on: a Spark job that runs on YuniKorn runs here
+    assert ask.gang is not None and (ask.gang.timeout, ask.gang.style) == read
+    assert len(ask.notices) == len(named)
+    for notice, expected in zip(ask.notices, named, strict=True):
+        assert expected in notice and f"pod team/job-0 annotation {ANNOTATION_POLICY}" in notice
+
+
+def test_a_later_parameter_overrides_an_earlier_one_and_a_bad_timeout_resets_to_the_default() -> None:
+    # YuniKorn assigns each pair in turn: a timeout that does not parse is 0 (the default) even
+    # after a good one, and an unknown style is Soft even after Hard.
+    for raw, read in {
+        "placeholderTimeoutInSeconds=30 placeholderTimeoutInSeconds=60": (60.0, SOFT),
+        "placeholderTimeoutInSeconds=30 placeholderTimeoutInSeconds=soon": (DEFAULT_TIMEOUT, SOFT),
+        "gangSchedulingStyle=Hard gangSchedulingStyle=hard": (DEFAULT_TIMEOUT, SOFT),
+        "placeholderTimeoutInSeconds=-5 gangSchedulingStyle=Hard": (DEFAULT_TIMEOUT, HARD),
+        "placeholderTimeoutInSeconds=+45": (45.0, SOFT),
+        "placeholderTimeoutInSeconds=1_000": (DEFAULT_TIMEOUT, SOFT),  # Go's ParseInt takes no underscores
     }.items():
         ask = pod_to_ask(pod({ANNOTATION_TASK_GROUPS: json.dumps(GROUPS), ANNOTATION_POLICY: raw}), None)
-        assert ask.gang is None
-        assert len(ask.problems) == 1 and expected in ask.problems[0] and ANNOTATION_POLICY in ask.problems[0]
+        assert ask.gang is not None and (ask.gang.timeout, ask.gang.style) == read, raw
+
+
+def test_a_timeout_beyond_int64_saturates_as_gos_parseint_does_and_is_named() -> None:
+    raw = "placeholderTimeoutInSeconds=" + "9" * 400
+    ask = pod_to_ask(pod({ANNOTATION_TASK_GROUPS: json.dumps(GROUPS), ANNOTATION_POLICY: raw}), None)
+    assert ask.problems == () and ask.gang is not None and ask.gang.timeout == float(2**63 - 1)
+    assert len(ask.notices) == 1 and "out of range; read as 9223372036854775807" in ask.notices[0]
+
+
+def test_well_formed_parameters_say_nothing() -> None:
+    raw = "placeholderTimeoutInSeconds=60 gangSchedulingStyle=Hard"
+    ask = pod_to_ask(pod({ANNOTATION_TASK_GROUPS: json.dumps(GROUPS), ANNOTATION_POLICY: raw}), None)
+    assert ask.notices == () and ask.problems == ()
 
 
 def test_a_groups_labels_and_rules_between_pods_are_its_placeholders_own() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from shim.sim.summary import human_summary
 from tests.sim.scenarios import node, pod, simulate, simulate_example
 
 GROUPS = json.dumps([{"name": "w", "minMember": 3, "minResource": {"cpu": "1", "memory": "1Gi"}}])
@@ -64,6 +65,8 @@ def test_the_gangs_example_runs_one_gang_after_the_other_and_fails_the_hard_one(
 
 
 def test_bad_gang_input_keeps_the_pods_waiting_with_the_problem_named_and_others_run() -> None:
+    # A malformed scheduling policy parameter is no such input: YuniKorn's shim reads it as its
+    # default, and so does Herder, naming it in a warning (AnnotationIgnored).
     def broken(name: str, annotations: dict[str, str]) -> dict[str, Any]:
         return pod(name, duration=10, labels={"applicationId": name}, annotations=annotations)
 
@@ -94,7 +97,14 @@ def test_bad_gang_input_keeps_the_pods_waiting_with_the_problem_named_and_others
     pods = report["pods"]
     assert pods["default/bad-json"]["state"] == "Pending"
     assert "yunikorn.apache.org/task-groups: not JSON" in pods["default/bad-json"]["reason"]
-    assert "placeholderTimeoutInSeconds must be whole seconds, got 'ten'" in pods["default/bad-timeout"]["reason"]
+    assert pods["default/bad-timeout"]["state"] == "Succeeded"  # its gang ran with the default timeout
+    [ignored] = [e for e in report["events"] if e["reason"] == "AnnotationIgnored"]
+    assert ignored["name"] == "default/bad-timeout"
+    assert (
+        "placeholderTimeoutInSeconds must be whole seconds, got 'ten'; the default (900 s) applies"
+        in (ignored["message"])
+    )
+    assert "1 AnnotationIgnored" in human_summary(report)  # "Events worth a look"
     assert pods["default/stray"]["state"] == "Pending"
     assert "names task group 'driver', which application good does not define" in pods["default/stray"]["reason"]
     assert [pods[f"default/good-{i}"]["state"] for i in range(3)] == ["Succeeded"] * 3

@@ -4,15 +4,18 @@
     yunikorn.apache.org/task-group-name             the group this pod belongs to
     yunikorn.apache.org/schedulingPolicyParameters  "placeholderTimeoutInSeconds=60 gangSchedulingStyle=Hard"
 
-A task group's keys are matched as Go's JSON matches them (case does not matter). Anything
-unreadable is a problem naming the annotation and what is wrong: the pod then waits with that
-reason (the whole application, when the pod is the one defining the gang). The placeholder
+A task group's keys are matched as Go's JSON matches them (case does not matter). Unreadable
+task groups are a problem naming the annotation and what is wrong: the pod then waits with that
+reason (the whole application, when the pod is the one defining the gang). Malformed scheduling
+policy parameters are read past with their defaults, as YuniKorn's shim reads them, and named
+in the gang's notices (a warning Event on the pod), never a reason to wait. The placeholder
 pods Herder makes carry `internal.yunikorn.apache.org/placeholder: "true"` and copies of the
 gang annotations, so a restarted Herder reads them back with these same functions.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -67,17 +70,18 @@ def pod_gang(
         problems.append(f"pod {name} annotation {ANNOTATION_TASK_GROUP_NAME}: expected a string, got {group!r}")
         group = ""
     spec = None
+    notices: tuple[str, ...] = ()
     if ANNOTATION_TASK_GROUPS in annotations:
         try:
             where = f"pod {name} annotation {ANNOTATION_TASK_GROUPS}"
             groups = task_groups(annotations[ANNOTATION_TASK_GROUPS], where, pod.namespace, namespace, app_labels)
-            timeout, style = policy_parameters(
+            timeout, style, notices = policy_parameters(
                 annotations.get(ANNOTATION_POLICY), f"pod {name} annotation {ANNOTATION_POLICY}"
             )
             spec = GangSpec(groups, timeout, style, key)
         except ConversionError as err:
             problems.append(str(err))
-    return PodGang(group, spec, is_placeholder(pod)), problems
+    return PodGang(group, spec, is_placeholder(pod), notices), problems
 
 
 def task_groups(
@@ -168,26 +172,55 @@ def placement_spec(fields: Mapping[str, Any]) -> dict[str, Any]:
     return {key: fields[key] for key in _PLACEMENT_KEYS if fields.get(key) is not None}
 
 
-def policy_parameters(raw: Any, where: str) -> tuple[float, str]:
-    """`placeholderTimeoutInSeconds` and `gangSchedulingStyle` from space-separated `k=v` pairs."""
+# Go's strconv.ParseInt(value, 10, 64), which YuniKorn's shim reads the timeout with.
+_WHOLE_NUMBER = re.compile(r"[+-]?[0-9]+")
+_INT64_MAX = 2**63 - 1
+
+
+def policy_parameters(raw: Any, where: str) -> tuple[float, str, tuple[str, ...]]:
+    """`placeholderTimeoutInSeconds` and `gangSchedulingStyle` from space-separated `k=v` pairs,
+    and what was ignored. As YuniKorn's shim reads them, a malformed parameter never stops the
+    gang: a pair that is not exactly `key=value` is skipped, a timeout that is not whole seconds
+    is the default, a style other than Soft or Hard is Soft, a later pair overrides an earlier
+    one, and unknown keys are skipped. Unlike YuniKorn (which only logs), each is named in a
+    notice that becomes a warning Event on the pod."""
     timeout, style = DEFAULT_TIMEOUT, SOFT
+    notices: list[str] = []
     if raw is None or raw == "":
-        return timeout, style
+        return timeout, style, ()
     if not isinstance(raw, str):
         raise ConversionError(f"{where}: expected a string of key=value pairs, got {raw!r}")
     for pair in raw.split():
-        key, sep, value = pair.partition("=")
-        if not sep:
-            raise ConversionError(f"{where}: {pair!r} is not key=value")
+        parts = pair.split("=")
+        if len(parts) != 2:
+            notices.append(f"{where}: {pair!r} is not key=value; ignored")
+            continue
+        key, value = parts
         if key == TIMEOUT_PARAMETER:
-            try:
-                timeout = float(int(value))
-            except ValueError:
-                raise ConversionError(f"{where}: {TIMEOUT_PARAMETER} must be whole seconds, got {value!r}") from None
-            if timeout <= 0:
-                timeout = DEFAULT_TIMEOUT  # YuniKorn: zero or less means the default
+            timeout, notice = _timeout(value)
+            if notice:
+                notices.append(f"{where}: {notice}")
         elif key == STYLE_PARAMETER:
-            if value not in STYLES:
-                raise ConversionError(f"{where}: {STYLE_PARAMETER} must be Soft or Hard, got {value!r}")
-            style = value
-    return timeout, style
+            if value in STYLES:
+                style = value
+            else:
+                style = SOFT
+                notices.append(f"{where}: {STYLE_PARAMETER} must be Soft or Hard, got {value!r}; the gang is Soft")
+        else:
+            notices.append(f"{where}: unknown parameter {pair!r} ignored")
+    return timeout, style, tuple(notices)
+
+
+def _timeout(value: str) -> tuple[float, str]:
+    """The seconds in `value` (zero or less: the default) and what was wrong with it, if anything."""
+    if not _WHOLE_NUMBER.fullmatch(value):
+        return DEFAULT_TIMEOUT, (
+            f"{TIMEOUT_PARAMETER} must be whole seconds, got {value!r}; the default ({DEFAULT_TIMEOUT:g} s) applies"
+        )
+    seconds = int(value)
+    notice = ""
+    if not -_INT64_MAX - 1 <= seconds <= _INT64_MAX:  # Go's ParseInt saturates, with an error
+        seconds = _INT64_MAX if seconds > 0 else -_INT64_MAX - 1
+        notice = f"{TIMEOUT_PARAMETER} {value!r} is out of range; read as {seconds}"
+    # YuniKorn: zero or less means the default
+    return (float(seconds) if seconds > 0 else DEFAULT_TIMEOUT), notice

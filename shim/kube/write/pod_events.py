@@ -1,8 +1,9 @@
 """Kubernetes Events for what the scheduler did to pods, throttled so a burst cannot flood the API.
 
 The core's scheduling events about pods (`Scheduled`, `Unschedulable`, `Evicted`, `Preempted`,
-`EvictionRefused`, `PreferencesIgnored`, `PlaceholderTooSmall`) become core/v1 Events on the pod, under the names
-kube-scheduler and the kubelet use where one exists (`FailedScheduling` for a waiting pod).
+`EvictionRefused`, `PreferencesIgnored`, `PlaceholderTooSmall`, `AnnotationIgnored`) become
+core/v1 Events on the pod, under the names kube-scheduler and the kubelet use where one exists
+(`FailedScheduling` for a waiting pod).
 Refusals of ElasticQuotas, the ConfigMap and Nodes are posted by shim/kube/write/recorder.py, which
 knows when a refusal has settled; they are not repeated here.
 
@@ -26,7 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from core.events import REQUEST, SchedulingEvent
+from core.events import INPUT_IGNORED, REQUEST, SchedulingEvent
 from shim.kube.write.event_body import core_event, wall_timestamp
 
 log = logging.getLogger("herder.events")
@@ -44,6 +45,7 @@ POD_EVENTS: dict[str, tuple[str, str]] = {
     "EvictionRefused": (WARNING, "EvictionRefused"),
     "PreferencesIgnored": (NORMAL, "PreferencesIgnored"),
     "PlaceholderTooSmall": (WARNING, "PlaceholderTooSmall"),  # a gang pod larger than its task group
+    INPUT_IGNORED: (WARNING, INPUT_IGNORED),  # a malformed gang parameter read as its default
 }
 
 

@@ -322,3 +322,30 @@ def test_placeholders_recovered_after_the_pods_drop_the_surplus_asks() -> None:
     assert [a for a in world.out.binds if a.placeholder] == []
     assert sorted(real_running(world, "job")) == sorted(names)
     assert world.allocated("root.a") == dict(res(2, "2Gi", 2))
+
+
+def test_a_gang_parameter_read_past_is_said_once_as_a_warning_and_the_gang_still_runs() -> None:
+    world = World(QUEUES)
+    play_shim(world)
+    world.node("n1", cpu=4)
+    notice = "pod default/job-w-0 annotation ...: gangSchedulingStyle must be Soft or Hard, got 'abc'; the gang is Soft"
+    [first] = gang_pods(world, "job", spec(("w", 1, 1)), {"w": 1})
+    ask = world.asks[first]._replace(notices=(notice,))
+    world.sched.remove_ask(first)
+    world.out.events.clear()
+    world.sched.add_ask(ask)
+    world.sched.add_ask(ask)  # the watch shows the pod again: said once
+    world.sched.add_ask(ask._replace(priority=1))  # the pod changed, its notice did not
+    said = world.out.reasons("AnnotationIgnored")
+    assert [(e.object_id, e.message, e.reference_id) for e in said] == [(first, notice, "job")]
+    world.schedule()
+    world.schedule()
+    assert len(real_running(world, "job")) == 1  # a warning, never a reason to wait
+
+
+def test_a_notice_is_said_even_for_a_pod_that_waits_on_a_problem() -> None:
+    world = World(QUEUES)
+    ask = world.ask("p", queue="root.a")._replace(problems=("pod default/p spec: bad",), notices=("ignored x",))
+    world.sched.add_ask(ask)
+    world.sched.add_ask(ask)
+    assert [e.message for e in world.out.reasons("AnnotationIgnored")] == ["ignored x"]

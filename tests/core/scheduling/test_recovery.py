@@ -225,6 +225,7 @@ def test_an_ask_copied_for_a_replica_differs_only_in_key_name_and_creation_time(
         task_group="workers",
         placeholder=True,
         claims=("ns/c",),
+        notices=("n",),
     )
-    assert len(Ask._fields) == 20  # a new field must be copied by copy_as too
+    assert len(Ask._fields) == 21  # a new field must be copied by copy_as too
     assert ask.copy_as("k2", "ns/p2", 2.0) == ask._replace(key="k2", name="ns/p2", created=2.0)
