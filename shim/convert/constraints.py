@@ -29,7 +29,11 @@ def pod_constraints(pod: PodLike) -> NodeConstraints:
     pod = as_view(pod)
     spec = pod.spec
     required = map_at(pod.affinity, "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
-    terms = tuple(node_selector_term(t) for t in list_at(required, "nodeSelectorTerms") if isinstance(t, Mapping))
+    terms = tuple(
+        node_selector_term(t)
+        for t in list_at(required, "nodeSelectorTerms")
+        if type(t) is dict or isinstance(t, Mapping)
+    )
     tolerations = tuple(
         Toleration(
             key=str(t.get("key") or ""),
@@ -38,7 +42,7 @@ def pod_constraints(pod: PodLike) -> NodeConstraints:
             effect=str(t.get("effect") or ""),
         )
         for t in list_at(spec, "tolerations")
-        if isinstance(t, Mapping)
+        if type(t) is dict or isinstance(t, Mapping)
     )
     selector = map_at(spec, "nodeSelector")
     return NodeConstraints(

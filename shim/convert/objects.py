@@ -26,8 +26,10 @@ def map_at(obj: Mapping[str, Any] | None, *path: str) -> Mapping[str, Any]:
 
 
 def list_at(obj: Mapping[str, Any], *path: str) -> list[Any]:
-    parent = map_at(obj, *path[:-1])
-    value = parent.get(path[-1])
+    if len(path) == 1 and type(obj) is dict:  # the usual call: one key of a plain dict
+        value = obj.get(path[0])
+    else:
+        value = map_at(obj, *path[:-1]).get(path[-1])
     if type(value) is list:
         return list(value)
     if value is None:

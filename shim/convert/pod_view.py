@@ -65,34 +65,57 @@ def _sequence(value: Any) -> Sequence[Any]:
 
 def read_pod(pod: Mapping[str, Any]) -> PodView:
     """The pod's view; `pod` is any mapping shaped as the API returns a Pod (or less)."""
-    meta = _mapping(pod.get("metadata"))
-    spec = _mapping(pod.get("spec"))
-    status = _mapping(pod.get("status"))
+    # Read for every pod event: the usual shapes (dicts and lists) are taken at a type check,
+    # the abstract Mapping/Sequence checks (an ABC lookup each) are left for anything else.
+    meta = pod.get("metadata")
+    if type(meta) is not dict:
+        meta = _mapping(meta)
+    spec = pod.get("spec")
+    if type(spec) is not dict:
+        spec = _mapping(spec)
+    status = pod.get("status")
+    if type(status) is not dict:
+        status = _mapping(status)
+    labels = meta.get("labels")
+    if type(labels) is not dict:
+        labels = _mapping(labels)
+    annotations = meta.get("annotations")
+    if type(annotations) is not dict:
+        annotations = _mapping(annotations)
+    owners = meta.get("ownerReferences")
+    affinity = spec.get("affinity")
+    if affinity is None:
+        affinity = _EMPTY
+    elif type(affinity) is not dict:
+        affinity = _mapping(affinity)
     namespace, pod_name = meta.get("namespace", ""), meta.get("name", "")
     uid = meta.get("uid")
     node = spec.get("nodeName")
+    containers = spec.get("containers")
+    inits = spec.get("initContainers")
+    volumes = spec.get("volumes")
     return PodView(
-        raw=pod,
-        name=f"{namespace}/{pod_name}" if namespace else str(pod_name),
-        pod_name=str(pod_name) if pod_name else "",
-        namespace=str(namespace) if namespace else "",
-        uid=str(uid) if uid else "",
-        labels=_mapping(meta.get("labels")),
-        annotations=_mapping(meta.get("annotations")),
-        owners=tuple(owner for owner in _sequence(meta.get("ownerReferences")) if isinstance(owner, Mapping)),
-        created=meta.get("creationTimestamp"),
-        deleting=bool(meta.get("deletionTimestamp")),
-        spec=spec,
-        scheduler_name=spec.get("schedulerName"),
-        node=str(node) if node else None,
-        priority=spec.get("priority"),
-        containers=_sequence(spec.get("containers")),
-        init_containers=_sequence(spec.get("initContainers")),
-        affinity=_mapping(spec.get("affinity")),
-        volumes=_sequence(spec.get("volumes")),
-        status=status,
-        phase=status.get("phase"),
-        started=status.get("startTime"),
+        pod,
+        f"{namespace}/{pod_name}" if namespace else str(pod_name),
+        str(pod_name) if pod_name else "",
+        str(namespace) if namespace else "",
+        str(uid) if uid else "",
+        labels,
+        annotations,
+        tuple(o for o in _sequence(owners) if type(o) is dict or isinstance(o, Mapping)) if owners else (),
+        meta.get("creationTimestamp"),
+        bool(meta.get("deletionTimestamp")),
+        spec,
+        spec.get("schedulerName"),
+        str(node) if node else None,
+        spec.get("priority"),
+        containers if type(containers) is list else _sequence(containers),
+        () if inits is None else inits if type(inits) is list else _sequence(inits),
+        affinity,
+        () if volumes is None else volumes if type(volumes) is list else _sequence(volumes),
+        status,
+        status.get("phase"),
+        status.get("startTime"),
     )
 
 

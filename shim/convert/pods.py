@@ -128,7 +128,7 @@ def ask_for_copy(like: Ask, pod: PodLike) -> Ask | None:
     if like.problems or like.gang is not None or like.task_group or like.placeholder:
         return None
     pod = as_view(pod)
-    if any(isinstance(v, Mapping) and "ephemeral" in v for v in pod.volumes):
+    if any((type(v) is dict or isinstance(v, Mapping)) and "ephemeral" in v for v in pod.volumes):
         return None
     try:
         created = _timestamp(pod.created, f"pod {pod.name} metadata.creationTimestamp")

@@ -156,12 +156,12 @@ def _spread(raw: Any, labels: Mapping[str, str], where: str) -> SpreadConstraint
 
 def _host_ports(pod: PodView, where: str) -> tuple[HostPort, ...]:
     containers = [*pod.containers] + [
-        c for c in pod.init_containers if isinstance(c, Mapping) and c.get("restartPolicy") == "Always"
+        c for c in pod.init_containers if type(c) is dict and c.get("restartPolicy") == "Always"
     ]
     out = []
     for container in containers:
-        for port in list_at(container, "ports") if isinstance(container, Mapping) else []:
-            number = port.get("hostPort") if isinstance(port, Mapping) else None
+        for port in list_at(container, "ports") if type(container) is dict or isinstance(container, Mapping) else []:
+            number = port.get("hostPort") if type(port) is dict or isinstance(port, Mapping) else None
             if not number:
                 continue
             if not isinstance(number, int) or not 0 < number < 65536:
@@ -176,7 +176,7 @@ def _preferred_nodes(affinity: Mapping[str, Any], where: str) -> tuple[tuple[int
     out = []
     preferred = list_at(affinity, "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution")
     for n, raw in enumerate(preferred):
-        weight = raw.get("weight") if isinstance(raw, Mapping) else None
+        weight = raw.get("weight") if type(raw) is dict or isinstance(raw, Mapping) else None
         if not isinstance(weight, int) or not 1 <= weight <= 100:
             raise ConversionError(f"{where}[{n}].weight: expected 1..100, got {weight!r}")
         out.append((weight, node_selector_term(map_at(raw, "preference"))))

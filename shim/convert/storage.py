@@ -39,12 +39,12 @@ def pod_claims(pod: PodLike) -> tuple[str, ...]:
     namespace, pod_name = pod.namespace or "default", pod.pod_name
     claims: list[str] = []
     for volume in pod.volumes:
-        if not isinstance(volume, Mapping):
+        if type(volume) is not dict and not isinstance(volume, Mapping):
             continue
         named = volume.get("persistentVolumeClaim")
-        if isinstance(named, Mapping) and named.get("claimName"):
+        if named is not None and isinstance(named, Mapping) and named.get("claimName"):
             claims.append(claim_key(namespace, str(named["claimName"])))
-        elif isinstance(volume.get("ephemeral"), Mapping):
+        elif volume.get("ephemeral") is not None and isinstance(volume.get("ephemeral"), Mapping):
             claims.append(claim_key(namespace, f"{pod_name}-{volume.get('name', '')}"))
     return tuple(dict.fromkeys(claims))
 
