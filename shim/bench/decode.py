@@ -212,6 +212,14 @@ def _per_pod_us(pods: list[dict[str, Any]], work: Callable[[dict[str, Any]], obj
     return (time.process_time() - began) / len(pods) * 1e6
 
 
+def _check(sync: PodSync, kind: str, pods: int) -> None:
+    """Every pod reached the core as `kind`: a pod left waiting (say, for its namespace) would
+    time a shortcut, not a conversion."""
+    got = sync.counts()[kind]
+    if got != pods:
+        raise RuntimeError(f"decode bench: {got} of {pods} pods reached the core as {kind}")
+
+
 def run_decode_bench(pods: int = DECODE_PODS, rounds: int = ROUNDS) -> dict[str, Any]:
     template_pending = [realistic_pod(index) for index in range(pods)]
     template_bound = [realistic_pod(index, f"node-{index % NODES}") for index in range(pods)]
@@ -223,9 +231,11 @@ def run_decode_bench(pods: int = DECODE_PODS, rounds: int = ROUNDS) -> dict[str,
         _, sync = _world()
         batch = copy.deepcopy(template_pending)
         figures["apply_pending_us"].append(_per_pod_us(batch, sync.apply))
+        _check(sync, "ask", pods)
         _, sync = _world()
         batch = copy.deepcopy(template_bound)
         figures["apply_bound_us"].append(_per_pod_us(batch, sync.apply))
+        _check(sync, "own", pods)
     report: dict[str, Any] = {"pods": pods, "rounds": rounds}
     for name, values in figures.items():
         report[name] = round(statistics.median(values), 2)

@@ -237,3 +237,16 @@ def test_figures_print_as_labelled_lines() -> None:
         "  every check held                       yes",
         "  new one                                3",
     ]
+
+
+def test_the_decode_bench_times_every_pod_reaching_the_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    from shim.bench import decode
+
+    report = decode.run_decode_bench(pods=40, rounds=1)
+    assert report["pods"] == 40
+    assert all(report[name] > 0 for name in ("pod_to_ask_us", "apply_pending_us", "apply_bound_us"))
+    # A pod left waiting would time a shortcut: the bench refuses to report it.
+    monkeypatch.setattr(decode, "NAMESPACE", "elsewhere")  # the pods' namespace never appears
+    monkeypatch.setattr(decode, "namespace_object", lambda: {"metadata": {"name": "other"}})
+    with pytest.raises(RuntimeError, match="0 of 10 pods reached the core as ask"):
+        decode.run_decode_bench(pods=10, rounds=1)
