@@ -164,7 +164,7 @@ class ElasticQuotaManager:
 
     def update_quota(self, spec: ElasticQuotaSpec) -> None:
         with self._lock:
-            problems = validate_quota_change(self._specs, spec, self._pods_by_quota())
+            problems = validate_quota_change(self._specs, spec)
             if problems:
                 raise QuotaValidationError(problems)
             if spec.name in (SYSTEM_QUOTA, DEFAULT_QUOTA):

@@ -20,9 +20,13 @@ MAX_QUOTA_DEPTH = 32  # parent quotas above a quota; real trees have a handful
 
 
 def validate_quota_change(
-    current: Mapping[str, ElasticQuotaSpec], new: ElasticQuotaSpec, pods_by_quota: Mapping[str, int]
+    current: Mapping[str, ElasticQuotaSpec],
+    new: ElasticQuotaSpec,
+    previous: ElasticQuotaSpec | None = None,
 ) -> list[str]:
-    """Every problem with creating or replacing `new` in the tree `current` (empty: accepted)."""
+    """Every problem with creating or replacing `new` in the tree `current` (empty: accepted).
+    `previous` is the object being replaced as its writer last saw it (an admission request's
+    old object), when it may differ from the tree's own view."""
     where = f"quota {new.name}"
     problems: list[str] = []
     if new.name in GROUPS:
@@ -58,12 +62,14 @@ def validate_quota_change(
     else:
         if len(seen) - 1 > MAX_QUOTA_DEPTH:
             problems.append(f"{where}: {len(seen) - 1} parent quotas above it, more than the {MAX_QUOTA_DEPTH} allowed")
-    children = _children(current, new.name)
-    if old is not None and old.is_parent and not new.is_parent and children:
-        names = ", ".join(sorted(c.name for c in children))
-        problems.append(f"{where}: is-parent cannot become false while it has children ({names})")
-    if new.is_parent and (old is None or not old.is_parent) and pods_by_quota.get(new.name, 0) > 0:
-        problems.append(f"{where}: is-parent cannot become true while pods use it")
+    was = previous if previous is not None else old
+    if was is not None and was.is_parent != new.is_parent:
+        # Seed 002, configuration limit 5: a quota group is never converted between parent and child.
+        before, after = ("true", "false") if was.is_parent else ("false", "true")
+        problems.append(
+            f"{where}: is-parent cannot change from {before} to {after}: a quota stays a parent or a child "
+            "for its whole life (delete it and create it again to change it)"
+        )
     parent_spec = tree.get(new.parent) if new.parent else None
     if parent_spec is not None:
         siblings = [s for s in _children(tree, new.parent)]

@@ -108,15 +108,21 @@ def test_parent_chain_may_not_form_a_cycle() -> None:
     assert "cycle" in message
 
 
-def test_is_parent_cannot_be_dropped_while_children_exist() -> None:
+def test_a_parent_quota_stays_a_parent() -> None:
     message = refusal(update(ORG, quota("org", {"cpu": "10"}, {"cpu": "20"})))
-    assert "is-parent cannot become false while it has children (team)" in message
+    assert "is-parent cannot change from true to false" in message
 
 
-def test_is_parent_cannot_be_set_while_pods_use_the_quota() -> None:
-    current = tree(ORG, TEAM, pods={"team": 2})
-    message = refusal(update(TEAM, quota("team", {"cpu": "6"}, {"cpu": "10"}, parent="org", is_parent=True)), current)
-    assert "is-parent cannot become true while pods use it" in message
+def test_a_leaf_quota_stays_a_leaf_even_when_empty() -> None:
+    # Seed 002: no conversion between parent and child, with or without pods.
+    message = refusal(update(TEAM, quota("team", {"cpu": "6"}, {"cpu": "10"}, parent="org", is_parent=True)))
+    assert "is-parent cannot change from false to true" in message
+
+
+def test_the_old_object_of_the_request_counts_when_herder_has_not_seen_the_quota_yet() -> None:
+    unseen = quota("fresh", {"cpu": "1"}, {"cpu": "2"}, is_parent=True)
+    message = refusal(update(unseen, quota("fresh", {"cpu": "1"}, {"cpu": "2"})), tree(ORG, TEAM))
+    assert "is-parent cannot change from true to false" in message
 
 
 def test_quota_with_children_or_pods_cannot_be_deleted() -> None:

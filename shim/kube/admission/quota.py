@@ -10,6 +10,7 @@ reads unchanged (Herder's own runtime/request annotations, other labels, status)
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -51,17 +52,17 @@ def review_quota(request: Mapping[str, Any], quotas: QuotaTree | None) -> Decisi
         new = quota_to_spec(request_object(request))
     except ConversionError as err:
         return _refused(where, [str(err)])
+    previous = None
     if operation == "UPDATE":
-        try:
-            if quota_to_spec(request_old_object(request)) == new:
-                return Decision()
-        except ConversionError:
-            pass  # the stored object is unreadable: check the new one in full
+        with contextlib.suppress(ConversionError):  # an unreadable stored object: check the new one in full
+            previous = quota_to_spec(request_old_object(request))
+        if previous == new:
+            return Decision()
     existing = quotas.specs.get(new.name)
     if operation == "CREATE" and existing is not None and existing.namespace != new.namespace:
         return _refused(
             where,
             [f"quota name {new.name} is already used in namespace {existing.namespace}; names are cluster-wide"],
         )
-    problems = validate_quota_change(quotas.specs, new, quotas.pods_by_quota)
+    problems = validate_quota_change(quotas.specs, new, previous)
     return _refused(where, problems) if problems else Decision()

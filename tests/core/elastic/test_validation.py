@@ -27,7 +27,7 @@ TREE = {"org": ORG, "team": TEAM}
 
 def test_negative_values_are_refused_naming_the_quota_and_the_field() -> None:
     bad = ElasticQuotaSpec("neg", "neg", Resource({CPU: -1}), Resource({CPU: -5}), shared_weight=Resource({CPU: -2}))
-    problems = validate_quota_change({}, bad, {})
+    problems = validate_quota_change({}, bad)
     assert "quota neg: min vcore is negative (-1m)" in problems
     assert "quota neg: max vcore is negative (-5m)" in problems
     assert "quota neg: shared-weight vcore is negative (-2m)" in problems
@@ -35,21 +35,19 @@ def test_negative_values_are_refused_naming_the_quota_and_the_field() -> None:
 
 def test_min_keys_must_be_within_max_keys() -> None:
     bad = ElasticQuotaSpec("keys", "keys", Resource({"memory": 1}), Resource({CPU: 1000}))
-    assert validate_quota_change({}, bad, {}) == ["quota keys: min names memory which max does not"]
+    assert validate_quota_change({}, bad) == ["quota keys: min names memory which max does not"]
 
 
 def test_min_must_not_exceed_max() -> None:
-    assert validate_quota_change({}, spec("over", 2000, 1000), {}) == ["quota over: min vcore 2000m > max 1000m"]
+    assert validate_quota_change({}, spec("over", 2000, 1000)) == ["quota over: min vcore 2000m > max 1000m"]
 
 
 def test_the_parent_must_exist() -> None:
-    assert validate_quota_change(TREE, spec("lost", parent="nowhere"), {}) == [
-        "quota lost: parent nowhere does not exist"
-    ]
+    assert validate_quota_change(TREE, spec("lost", parent="nowhere")) == ["quota lost: parent nowhere does not exist"]
 
 
 def test_the_parent_must_be_a_parent_quota() -> None:
-    assert validate_quota_change(TREE, spec("under", parent="team"), {}) == [
+    assert validate_quota_change(TREE, spec("under", parent="team")) == [
         "quota under: parent team is not a parent quota (is-parent is false)"
     ]
 
@@ -60,57 +58,78 @@ def test_a_child_limits_only_resources_its_parent_limits() -> None:
     gpu_team = ElasticQuotaSpec(
         "gpu-team", "gpu-team", Resource({CPU: 1000}), Resource({CPU: 2000, "nvidia.com/gpu": 4}), "org"
     )
-    assert validate_quota_change(TREE, gpu_team, {}) == [
+    assert validate_quota_change(TREE, gpu_team) == [
         "quota gpu-team: max names nvidia.com/gpu which its parent org's max does not"
     ]
 
 
 def test_a_parent_cannot_stop_limiting_a_resource_its_children_limit() -> None:
     memory_only = ElasticQuotaSpec("org", "org", Resource({"memory": 1}), Resource({"memory": 2}), is_parent=True)
-    assert "quota team: max names vcore which its parent org's max does not" in validate_quota_change(
-        TREE, memory_only, {}
-    )
+    assert "quota team: max names vcore which its parent org's max does not" in validate_quota_change(TREE, memory_only)
 
 
-def test_is_parent_cannot_become_false_while_children_exist() -> None:
-    problems = validate_quota_change(TREE, spec("org", 10_000, 20_000), {})
-    assert problems == ["quota org: is-parent cannot become false while it has children (team)"]
+def test_a_parent_with_children_stays_a_parent() -> None:
+    problems = validate_quota_change(TREE, spec("org", 10_000, 20_000))
+    assert problems == [
+        "quota org: is-parent cannot change from true to false: a quota stays a parent or a child for its whole "
+        "life (delete it and create it again to change it)"
+    ]
 
 
-def test_is_parent_cannot_become_true_while_pods_use_the_quota() -> None:
-    problems = validate_quota_change(TREE, spec("team", 6_000, 10_000, parent="org", is_parent=True), {"team": 2})
-    assert problems == ["quota team: is-parent cannot become true while pods use it"]
+def test_a_leaf_in_use_stays_a_leaf() -> None:
+    problems = validate_quota_change(TREE, spec("team", 6_000, 10_000, parent="org", is_parent=True))
+    assert problems == [
+        "quota team: is-parent cannot change from false to true: a quota stays a parent or a child for its whole "
+        "life (delete it and create it again to change it)"
+    ]
+
+
+@pytest.mark.parametrize("was_parent", [True, False])
+def test_seed_002_an_empty_quota_is_never_converted_between_parent_and_child(was_parent: bool) -> None:
+    # Seed 002, configuration limit 5: "A quota group can't be converted on the attribute of parent
+    # group\child group" -- even with no children and no pods to lose.
+    empty = spec("empty", 1_000, 2_000, is_parent=was_parent)
+    problems = validate_quota_change({"empty": empty}, spec("empty", 1_000, 2_000, is_parent=not was_parent))
+    assert len(problems) == 1 and "is-parent cannot change" in problems[0]
+    assert validate_quota_change({"empty": empty}, spec("empty", 1_000, 3_000, is_parent=was_parent)) == []
+
+
+def test_the_writers_old_object_counts_when_the_tree_has_not_seen_it() -> None:
+    # The webhook compares with the object the API server holds, even before the watch delivered it.
+    before = spec("new-parent", is_parent=True)
+    problems = validate_quota_change({}, spec("new-parent"), previous=before)
+    assert problems and "is-parent cannot change from true to false" in problems[0]
 
 
 def test_children_of_a_first_level_parent_must_fit_its_min() -> None:
     # Seed 002, configuration limit 1: every group except the first level keeps its children's
     # mins within its min; org is a first-level parent, so team (6) + extra (5) > org's 10 is refused.
-    problems = validate_quota_change(TREE, spec("extra", 5_000, parent="org"), {})
+    problems = validate_quota_change(TREE, spec("extra", 5_000, parent="org"))
     assert problems == ["quota org: children's min vcore sum 11000m > its min 10000m"]
 
 
 def test_a_parent_lowering_its_min_below_its_childrens_mins_is_refused() -> None:
-    problems = validate_quota_change(TREE, spec("org", 5_000, 20_000, is_parent=True), {})
+    problems = validate_quota_change(TREE, spec("org", 5_000, 20_000, is_parent=True))
     assert problems == ["quota org: children's min vcore sum 6000m > its min 5000m"]
 
 
 def test_first_level_mins_are_not_bounded_by_each_other() -> None:
     # The first level may sum above the cluster: min scaling handles a shrinking cluster.
     current = {"a": spec("a", 1_000_000, 1_000_000)}
-    assert validate_quota_change(current, spec("b", 1_000_000, 1_000_000), {}) == []
+    assert validate_quota_change(current, spec("b", 1_000_000, 1_000_000)) == []
 
 
 def test_children_deeper_down_must_fit_their_parents_min() -> None:
     sub = spec("sub", 4_000, 10_000, parent="org", is_parent=True)
     current = {**TREE, "team": spec("team", 6_000, 10_000, parent="org"), "sub": sub}
     current["leaf-1"] = spec("leaf-1", 3_000, parent="sub")
-    problems = validate_quota_change(current, spec("leaf-2", 2_000, parent="sub"), {})
+    problems = validate_quota_change(current, spec("leaf-2", 2_000, parent="sub"))
     assert problems == ["quota sub: children's min vcore sum 5000m > its min 4000m"]
 
 
 def test_the_parent_chain_may_not_form_a_cycle() -> None:
     current = {"a": spec("a", parent="b", is_parent=True), "b": spec("b", is_parent=True)}
-    problems = validate_quota_change(current, spec("b", parent="a", is_parent=True), {})
+    problems = validate_quota_change(current, spec("b", parent="a", is_parent=True))
     assert problems == ["quota b: parent chain forms a cycle through b"]
 
 

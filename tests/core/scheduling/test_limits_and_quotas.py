@@ -197,6 +197,7 @@ def test_a_pod_naming_a_parent_quota_waits_and_runs_once_the_quota_is_a_leaf() -
     assert world.schedule() == {}
     assert world.reason("p1") == "pod names quota org, which is a parent quota; pods belong to leaves"
     world.sched.remove_quota("team")
+    world.sched.remove_quota("org")  # seed 002: a parent is never turned into a leaf; it is made anew
     world.quota("org", min={"cpu": 4}, max={"cpu": 8})
     assert world.schedule() == {"p1": "n1"}
     assert world.sched.quota_of("p1") == "org"
