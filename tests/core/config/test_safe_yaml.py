@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from core.config import ConfigError, load_config
-from core.config.safe_yaml import YAMLLimitError, load_yaml
+from core.config.safe_yaml import DuplicateKey, YAMLDuplicateKeyError, YAMLLimitError, load_yaml
 
 
 def nested_queues(depth: int) -> dict[str, Any]:
@@ -86,3 +86,48 @@ def test_forty_levels_of_queues_are_accepted() -> None:
 def test_a_config_that_is_not_a_mapping_is_a_config_error(source: Any) -> None:
     with pytest.raises(ConfigError, match=r"expected queues\.yaml text or a mapping"):
         load_config(source)
+
+
+# -- repeated keys --------------------------------------------------------------------------------
+
+REPEATED = """partitions:
+  - name: default
+    queues:
+      - name: root
+        queues: [{name: a, name: b}]
+    queues: []
+"""
+
+
+@LIBYAML
+def test_a_repeated_key_is_refused_naming_both_lines(libyaml: bool) -> None:
+    with pytest.raises(YAMLDuplicateKeyError) as refused:
+        load_yaml(REPEATED, libyaml=libyaml)
+    assert refused.value.problem == "key 'name' is given again (first at line 5)"
+    mark = refused.value.problem_mark
+    assert mark is not None and (mark.line + 1, mark.column + 1) == (5, 28)
+
+
+@LIBYAML
+def test_repeated_keys_can_be_collected_and_the_document_read_as_usual(libyaml: bool) -> None:
+    found: list[DuplicateKey] = []
+    data = load_yaml(REPEATED, libyaml=libyaml, duplicate_keys=found)
+    assert data["partitions"][0]["queues"] == []  # the later value, as PyYAML keeps it
+    assert [(d.key, d.line, d.first_line) for d in found] == [("name", 5, 5), ("queues", 6, 3)]
+
+
+@LIBYAML
+@pytest.mark.parametrize(
+    ("text", "repeated"),
+    [
+        ("a: 1\n'a': 2\n", True),  # quoting does not make another key
+        ("1: x\n'1': y\n", False),  # the number 1 and the text '1' are two keys
+        ("true: 1\nTrue: 2\n", True),  # both the boolean true
+        ("base: &b {x: 1}\nm:\n  <<: *b\n  x: 2\n", False),  # overriding a merged key is what merging is for
+        ("[{a: 1}, {a: 2}]\n", False),  # the same key in two mappings
+    ],
+)
+def test_what_counts_as_the_same_key_is_what_loads_as_the_same_key(libyaml: bool, text: str, repeated: bool) -> None:
+    found: list[DuplicateKey] = []
+    load_yaml(text, libyaml=libyaml, duplicate_keys=found)
+    assert bool(found) is repeated
