@@ -28,7 +28,7 @@ from typing import Any
 from core import dao, lifecycle, pending
 from core.callbacks import Callbacks
 from core.config import ConfigError, default_config, validate_config
-from core.config.schema import DEFAULT_PARTITION, SchedulerConfig
+from core.config.schema import SchedulerConfig
 from core.config.settings import Settings
 from core.cycle import allocate_one, request_eviction
 from core.elastic.manager import QuotaStatus
@@ -62,7 +62,7 @@ class Scheduler:
         wall_clock: Callable[[], float] | None = None,
     ) -> None:
         config = config or default_config()
-        problems = _config_problems(config)
+        problems = validate_config(config)
         if problems:
             raise ConfigError(problems)
         self._clock = clock
@@ -121,7 +121,7 @@ class Scheduler:
     # -- configuration -------------------------------------------------------------------
     def update_config(self, config: SchedulerConfig, now: float | None = None) -> None:
         """Validate the whole configuration, then apply it in one step; on error nothing changes."""
-        problems = _config_problems(config)
+        problems = validate_config(config)
         with self._locked() as state:
             when = self._now(now)
             if problems:
@@ -545,17 +545,6 @@ class Scheduler:
     def config_document(self) -> dict[str, Any]:
         with self._lock:
             return dao.config_doc(self._state)
-
-
-def _config_problems(config: SchedulerConfig) -> list[str]:
-    problems = list(validate_config(config))
-    names = [part.name for part in config.partitions]
-    if DEFAULT_PARTITION not in names:
-        problems.append(
-            f"partitions: Herder schedules the partition {DEFAULT_PARTITION!r}, which the configuration"
-            f" does not define (it defines {', '.join(repr(n) for n in names) or 'none'})"
-        )
-    return problems
 
 
 def _binder(callbacks: Callbacks, allocation: Allocation) -> Callable[[], None]:

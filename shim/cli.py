@@ -12,60 +12,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import yaml
-
-from core.config import ConfigError, SettingsError, load_config, parse_settings
-from core.config.safe_yaml import load_yaml
-from shim.command import EXIT_INVALID, EXIT_OK, EXIT_USAGE, collect_garbage_less_often, herder_version, read_user_text
-
-
-def _config_source(path: Path) -> tuple[object, dict[str, object]]:
-    """The queues.yaml mapping and any settings from a file holding either queues.yaml or a ConfigMap."""
-    document = load_yaml(read_user_text(path))
-    if isinstance(document, dict) and document.get("kind") == "ConfigMap":
-        data = document.get("data") or {}
-        if not isinstance(data, dict):
-            raise ConfigError([f"ConfigMap data: expected a mapping, got {type(data).__name__}"])
-        settings = {str(key): value for key, value in data.items() if key != "queues.yaml"}
-        return data.get("queues.yaml"), settings
-    if document is not None and not isinstance(document, dict):
-        raise ConfigError([f"config: expected a queues.yaml mapping, got {type(document).__name__}"])
-    return document, {}
+from shim.command import EXIT_INVALID, collect_garbage_less_often, herder_version
 
 
 def validate_command(args: argparse.Namespace) -> int:
-    path = Path(args.config)
-    try:
-        source, settings = _config_source(path)
-        config = load_config(source)  # type: ignore[arg-type]
-        parse_settings(settings)
-    except OSError as err:
-        print(f"herder validate: cannot read {path}: {err.strerror}", file=sys.stderr)
-        return EXIT_USAGE
-    except yaml.YAMLError as err:
-        print(f"herder validate: {path} is not valid YAML: {err}", file=sys.stderr)
-        return EXIT_INVALID
-    except (ConfigError, SettingsError) as err:
-        print(f"herder validate: {path} is invalid:", file=sys.stderr)
-        for problem in err.problems:
-            print(f"  - {problem}", file=sys.stderr)
-        return EXIT_INVALID
-    except ValueError as err:  # too big, not UTF-8
-        print(f"herder validate: {err}", file=sys.stderr)
-        return EXIT_INVALID
-    queues = sum(1 for _ in _walk_queues(config.partition().queues))
-    print(f"{path}: valid ({queues} queues, checksum {config.checksum})")
-    for warning in config.warnings:
-        print(f"  warning: {warning}")
-    return EXIT_OK
+    from shim.validate import validate_command as run
 
-
-def _walk_queues(queues: Sequence[object]) -> Sequence[object]:
-    out: list[object] = []
-    for queue in queues:
-        out.append(queue)
-        out.extend(_walk_queues(getattr(queue, "queues", ())))
-    return out
+    return run(args)
 
 
 def simulate_command(args: argparse.Namespace) -> int:

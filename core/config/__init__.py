@@ -1,13 +1,12 @@
 """The scheduler configuration: YuniKorn queues.yaml parsing and validation, defaults, and settings."""
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
+from core.config.check import QUEUES_KEY, ConfigReport, check_config, check_config_data
 from core.config.defaults import default_config
 from core.config.errors import ConfigError, SettingsError
-from core.config.notes import config_notes
-from core.config.parse import parse_config
+from core.config.parse import parse_config, read_config
 from core.config.schema import (
     ChildTemplate,
     FilterConfig,
@@ -24,19 +23,20 @@ from core.config.validate import validate_config
 
 
 def load_config(source: str | Mapping[str, Any] | None) -> SchedulerConfig:
-    """Parse and validate; raises ConfigError with every problem found. The result's `warnings`
-    hold what parsing noted and the notes on the whole configuration."""
-    cfg = parse_config(source)
-    problems = validate_config(cfg)
-    if problems:
-        raise ConfigError(problems)
-    notes = config_notes(cfg)
-    return replace(cfg, warnings=cfg.warnings + tuple(notes)) if notes else cfg
+    """Parse and validate (`check_config`); raises ConfigError with every problem found, and the
+    warnings. The result's `warnings` hold what parsing noted and the notes on the whole
+    configuration."""
+    report = check_config(source)
+    if report.config is None:
+        raise ConfigError(report.problems, report.warnings)
+    return report.config
 
 
 __all__ = [
+    "QUEUES_KEY",
     "ChildTemplate",
     "ConfigError",
+    "ConfigReport",
     "FilterConfig",
     "Limit",
     "NodeSortPolicyConfig",
@@ -46,11 +46,14 @@ __all__ = [
     "SchedulerConfig",
     "Settings",
     "SettingsError",
+    "check_config",
+    "check_config_data",
     "config_document",
     "default_config",
     "load_config",
     "parse_config",
     "parse_duration",
     "parse_settings",
+    "read_config",
     "validate_config",
 ]

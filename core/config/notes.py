@@ -41,11 +41,8 @@ def _implicit_parents(part: PartitionConfig) -> list[str]:
         for child in queue.queues:
             child_path = f"{path}.{child.name}"
             if child.may_become_parent:
-                naming = [
-                    index
-                    for index, rule in parent_rules
-                    if rule.name != "fixed" or _qualified(rule.value) == child_path.lower()
-                ]
+                # a fixed parent rule names its queue now: validate_rules.py wants `parent: true` there
+                naming = [index for index, rule in parent_rules if rule.name != "fixed"]
                 if naming:
                     which = ", ".join(str(index) for index in sorted(set(naming)))
                     notes.append(
@@ -58,8 +55,3 @@ def _implicit_parents(part: PartitionConfig) -> list[str]:
 
     walk(part.root, part.root.name)
     return notes
-
-
-def _qualified(name: str) -> str:
-    lowered = name.lower()
-    return lowered if lowered.startswith("root.") or lowered == "root" else f"root.{lowered}"

@@ -1,17 +1,25 @@
-"""Strict parsing of YuniKorn's queues.yaml into `SchedulerConfig`: every unknown key or wrong type
-is reported with its path, all problems at once."""
+"""Strict parsing of YuniKorn's queues.yaml into `SchedulerConfig`: every unknown key, wrong type
+and repeated key is reported with its path (or line), all problems at once.
+
+Keys are YuniKorn's (its reader refuses unknown ones, as Herder does); a key YuniKorn knows
+but Herder does not use (`usergroupresolver`, `preemption.quotapreemptionenabled`) is accepted
+with a warning. Names YuniKorn compares without regard to case are stored lower-cased: rule
+names, filter types, tag names, and the partition name `default`.
+"""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 import yaml
 
 from core.config.defaults import default_config
 from core.config.errors import ConfigError
-from core.config.safe_yaml import YAMLLimitError, check_nesting, load_yaml
+from core.config.reader import DocumentReader
+from core.config.safe_yaml import DuplicateKey, YAMLLimitError, check_nesting, load_yaml
 from core.config.schema import (
     APPLICATION_SORT_POLICY,
     APPLICATION_SORT_PRIORITY,
@@ -30,11 +38,11 @@ from core.config.schema import (
     QueueConfig,
     SchedulerConfig,
 )
-from core.config.units import old_unit_warnings
-from core.resources import QuantityError, Resource, resource_from_config
 
 _TOP_KEYS = frozenset({"partitions", "checksum"})
-_PARTITION_KEYS = frozenset({"name", "queues", "placementrules", "nodesortpolicy", "limits", "preemption"})
+_PARTITION_KEYS = frozenset(
+    {"name", "queues", "placementrules", "nodesortpolicy", "limits", "preemption", "usergroupresolver"}
+)
 _QUEUE_KEYS = frozenset(
     {
         "name",
@@ -56,7 +64,8 @@ _NODESORT_KEYS = frozenset({"type", "resourceweights"})
 _LIMIT_KEYS = frozenset({"limit", "users", "groups", "maxresources", "maxapplications"})
 UNSCHEDULABLE_BACKOFF = "application.unschedasks.backoff"  # YuniKorn 1.8 (and its .delay)
 _TEMPLATE_KEYS = frozenset({"maxapplications", "properties", "resources"})
-_PREEMPTION_KEYS = frozenset({"enabled"})
+_PREEMPTION_KEYS = frozenset({"enabled", "quotapreemptionenabled"})
+_RESOLVER_KEYS = frozenset({"type"})
 READ_PROPERTIES = frozenset(
     {
         APPLICATION_SORT_POLICY,
@@ -67,191 +76,151 @@ READ_PROPERTIES = frozenset(
         PRIORITY_POLICY,
     }
 )
+# Values (keys, scalars, collections; an alias counts what it repeats) a queues.yaml may hold: the
+# largest real configurations, thousands of queues written out in block style, stay below it within
+# a ConfigMap's 1 MiB, and checking the largest one it admits stays near a second (docs/performance.md).
+MAX_CONFIG_VALUES = 100_000
+# Properties YuniKorn reads that Herder does not (no guess is offered for these).
+YUNIKORN_PROPERTIES = frozenset({"quota.preemption.delay", UNSCHEDULABLE_BACKOFF, f"{UNSCHEDULABLE_BACKOFF}.delay"})
 
 
-class _Reader:
-    """Collects problems and warnings while reading one document."""
-
-    def __init__(self) -> None:
-        self.problems: list[str] = []
-        self.warnings: list[str] = []
-
-    def mapping(self, value: object, path: str, keys: frozenset[str]) -> Mapping[str, Any]:
-        if value is None:
-            return {}
-        if not isinstance(value, Mapping):
-            self.problems.append(f"{path}: expected a mapping, got {type(value).__name__}")
-            return {}
-        for key in value:
-            if key not in keys:
-                self.problems.append(f"{path}: unknown key {key!r}")
-        return value
-
-    def seq(self, value: object, path: str) -> list[Any]:
-        if value is None:
-            return []
-        if not isinstance(value, list):
-            self.problems.append(f"{path}: expected a list, got {type(value).__name__}")
-            return []
-        return value
-
-    def string(self, value: object, path: str, default: str = "") -> str:
-        if value is None:
-            return default
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            self.problems.append(f"{path}: expected a string, got {type(value).__name__}")
-            return default
-        return str(value)
-
-    def boolean(self, value: object, path: str) -> bool:
-        if value is None:
-            return False
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.lower() in ("true", "false"):
-            return value.lower() == "true"
-        self.problems.append(f"{path}: expected true or false, got {value!r}")
-        return False
-
-    def count(self, value: object, path: str) -> int:
-        if value is None:
-            return 0
-        if isinstance(value, bool) or not isinstance(value, int):
-            self.problems.append(f"{path}: expected a whole number, got {value!r}")
-            return 0
-        if value < 0:
-            self.problems.append(f"{path}: must not be negative, got {value}")
-            return 0
-        return value
-
-    def names(self, value: object, path: str) -> tuple[str, ...]:
-        if value is None:
-            return ()
-        if isinstance(value, str):
-            return tuple(part.strip() for part in value.split(",") if part.strip())
-        return tuple(self.string(item, f"{path}[{i}]") for i, item in enumerate(self.seq(value, path)))
-
-    def strings(self, value: object, path: str) -> dict[str, str]:
-        out: dict[str, str] = {}
-        if value is None:
-            return out
-        if not isinstance(value, Mapping):
-            self.problems.append(f"{path}: expected a mapping, got {type(value).__name__}")
-            return out
-        for key, item in value.items():
-            out[str(key)] = self.string(item, f"{path}.{key}")
-        return out
-
-    def properties(self, value: object, path: str) -> dict[str, str]:
-        """Queue properties, with a warning for each value read differently and each key not read."""
-        props = self.strings(value, path)
-        for key, text in props.items():
-            if key.startswith(UNSCHEDULABLE_BACKOFF):
-                continue  # said below, with what Herder does instead
-            if key not in READ_PROPERTIES:
-                self.warnings.append(
-                    f"{path}.{key}: property kept and shown in the configuration, but Herder does not read it "
-                    f"(it reads {', '.join(sorted(READ_PROPERTIES))})"
-                )
-            elif key == APPLICATION_SORT_POLICY and text.lower() == "stateaware":
-                self.warnings.append(
-                    f"{path}.{key}: 'stateaware' is deprecated (YuniKorn 1.5 removed it) and is read as 'fifo'"
-                )
-        return props
-
-    def resource(self, value: object, path: str) -> Resource | None:
-        if value is None:
-            return None
-        if not isinstance(value, Mapping):
-            self.problems.append(f"{path}: expected a mapping, got {type(value).__name__}")
-            return None
-        try:
-            res, warnings = resource_from_config(value, path)
-        except (QuantityError, TypeError, ValueError) as err:
-            self.problems.append(str(err) if str(err).startswith(path) else f"{path}: {err}")
-            return None
-        self.warnings.extend(warnings)
-        self.warnings.extend(old_unit_warnings(value, path))
-        return res
+def _properties(reader: DocumentReader, value: object, path: str) -> dict[str, str]:
+    """Queue properties, with a warning for each value read differently and each key not read."""
+    props = reader.strings(value, path)
+    for key, text in props.items():
+        if key.startswith(UNSCHEDULABLE_BACKOFF):
+            continue  # said below, with what Herder does instead
+        if key not in READ_PROPERTIES:
+            known = READ_PROPERTIES | YUNIKORN_PROPERTIES
+            guess = "" if key in YUNIKORN_PROPERTIES else reader.guesser.did_you_mean(key, known)
+            reader.warnings.append(
+                f"{path}.{key}: property kept and shown in the configuration, but Herder does not read it{guess} "
+                f"(it reads {', '.join(sorted(READ_PROPERTIES))})"
+            )
+        elif key == APPLICATION_SORT_POLICY and text.lower() == "stateaware":
+            reader.warnings.append(
+                f"{path}.{key}: 'stateaware' is deprecated (YuniKorn 1.5 removed it) and is read as 'fifo'"
+            )
+    return props
 
 
-def parse_config(source: str | Mapping[str, Any] | None) -> SchedulerConfig:
-    """Read queues.yaml text (or its already-loaded mapping); raises ConfigError listing every problem."""
+@dataclass(frozen=True, slots=True)
+class ReadConfig:
+    """What reading a document found: the configuration as far as it could be read (None when
+    the text is not YAML), every problem, every warning, and the paths whose values were
+    unreadable (so whole-configuration checks can leave them out)."""
+
+    config: SchedulerConfig | None
+    problems: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    unreadable: frozenset[str] = frozenset()
+
+
+def read_config(source: str | Mapping[str, Any] | None) -> ReadConfig:
+    """Read queues.yaml text (or its already-loaded mapping) without stopping at a problem."""
     if source is None or (isinstance(source, str) and not source.strip()):
-        return default_config()
+        return ReadConfig(default_config())
+    duplicates: list[DuplicateKey] = []
     if isinstance(source, str):
         text = source
         try:
-            data: object = load_yaml(text)
+            data: object = load_yaml(text, max_nodes=MAX_CONFIG_VALUES, duplicate_keys=duplicates)
         except yaml.YAMLError as err:
             mark = getattr(err, "problem_mark", None)
             where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-            raise ConfigError([f"invalid YAML{where}: {getattr(err, 'problem', None) or err}"]) from None
+            problem = getattr(err, "problem", None) or err
+            if isinstance(err, YAMLLimitError):
+                return ReadConfig(None, (f"too large to check{where}: {problem}",))
+            return ReadConfig(None, (f"invalid YAML{where}: {problem}",))
     elif isinstance(source, Mapping):
         data = source
         try:
             check_nesting(source)
         except YAMLLimitError as err:
-            raise ConfigError([f"config: {err.problem}"]) from None
+            return ReadConfig(None, (f"config: {err.problem}",))
         try:
             text = yaml.safe_dump(dict(source), sort_keys=False)
         except yaml.YAMLError as err:
-            raise ConfigError([f"config cannot be written as YAML: {err}"]) from None
+            return ReadConfig(None, (f"config cannot be written as YAML: {err}",))
     else:
-        raise ConfigError([f"config: expected queues.yaml text or a mapping, got {type(source).__name__}"])
+        return ReadConfig(None, (f"config: expected queues.yaml text or a mapping, got {type(source).__name__}",))
     if data is None:
-        return default_config()
-    reader = _Reader()
+        return ReadConfig(default_config(), tuple(str(d) for d in duplicates))
+    reader = DocumentReader()
+    reader.problems.extend(str(d) for d in duplicates)
     top = reader.mapping(data, "config", _TOP_KEYS)
     raw_partitions = reader.seq(top.get("partitions"), "partitions")
     if not raw_partitions and not reader.problems:
         reader.problems.append("partitions: at least one partition is required")
     partitions = tuple(_partition(reader, raw, i) for i, raw in enumerate(raw_partitions))
-    if reader.problems:
-        raise ConfigError(reader.problems)
-    return SchedulerConfig(
+    config = SchedulerConfig(
         partitions=partitions,
-        warnings=tuple(reader.warnings),
         checksum=hashlib.sha256(text.encode()).hexdigest(),
         source=text,
+        written=dict(reader.written),
     )
+    warnings = [*reader.warnings, *reader.resource_name_warnings()]
+    return ReadConfig(config, tuple(reader.problems), tuple(warnings), frozenset(reader.unreadable))
 
 
-def _partition(reader: _Reader, raw: object, index: int) -> PartitionConfig:
+def parse_config(source: str | Mapping[str, Any] | None) -> SchedulerConfig:
+    """Read queues.yaml text (or its already-loaded mapping); raises ConfigError listing every
+    problem reading found (whole-configuration checks are `validate_config`'s)."""
+    read = read_config(source)
+    if read.problems or read.config is None:
+        raise ConfigError(list(read.problems), list(read.warnings))
+    return replace(read.config, warnings=read.warnings)
+
+
+def _partition_name(raw: object) -> str:
+    """`default` for an empty name or any spelling of it (YuniKorn compares it without case)."""
+    if isinstance(raw, str) and raw and raw.lower() != DEFAULT_PARTITION:
+        return raw
+    return DEFAULT_PARTITION
+
+
+def _partition(reader: DocumentReader, raw: object, index: int) -> PartitionConfig:
     name_guess = raw.get("name") if isinstance(raw, Mapping) else None
-    label = name_guess if isinstance(name_guess, str) and name_guess else DEFAULT_PARTITION
-    path = f"partitions[{label}]"
+    path = f"partitions[{_partition_name(name_guess)}]"
     data = reader.mapping(raw, path, _PARTITION_KEYS)
-    name = reader.string(data.get("name"), f"{path}.name", DEFAULT_PARTITION) or DEFAULT_PARTITION
+    name = _partition_name(reader.string(data.get("name"), f"{path}.name", DEFAULT_PARTITION))
+    if isinstance(data, Mapping) and data.get("queues") is None and f"{path}" not in reader.unreadable:
+        reader.problems.append(f"{path}: queues is required (at least the root queue: queues: [{{name: root}}])")
     raw_queues = reader.seq(data.get("queues"), f"{path}.queues")
     single_root = len(raw_queues) == 1 and isinstance(raw_queues[0], Mapping)
     single_root = single_root and str(raw_queues[0].get("name", "")).lower() == ROOT
+    if single_root and raw_queues[0].get("name") != ROOT:
+        raw_queues = [{**raw_queues[0], "name": ROOT}]  # `Root` is the root, and is called root
     # Queues given without a single root sit under the inserted root, and their paths say so.
     queues_path = f"{path}.queues" if single_root else f"{path}.queues.{ROOT}"
     queues = tuple(_queue(reader, q, queues_path, i) for i, q in enumerate(raw_queues))
     limits = _limits(reader, data.get("limits"), f"{path}.limits")
-    if len(queues) != 1 or queues[0].name.lower() != ROOT:
-        queues = (QueueConfig(name=ROOT, parent=True, queues=queues),)
-    root = queues[0]
+    root = replace(queues[0], parent=True) if single_root else QueueConfig(name=ROOT, parent=True, queues=queues)
+    queues = (root,)
     if limits and not root.limits:
-        root = _replace_limits(root, limits)
+        root = replace(root, limits=limits)
         queues = (root,)
     rules = tuple(
         _rule(reader, r, f"{path}.placementrules[{i}]")
         for i, r in enumerate(reader.seq(data.get("placementrules"), f"{path}.placementrules"))
     )
-    sort = reader.mapping(data.get("nodesortpolicy"), f"{path}.nodesortpolicy", _NODESORT_KEYS)
+    raw_sort = data.get("nodesortpolicy")
+    if isinstance(raw_sort, str):
+        reader.bad(
+            f"{path}.nodesortpolicy",
+            f"expected a mapping, got str (write 'nodesortpolicy: {{type: {raw_sort}}}')",
+        )
+        raw_sort = None
+    sort = reader.mapping(raw_sort, f"{path}.nodesortpolicy", _NODESORT_KEYS)
     weights: dict[str, float] = {}
     raw_weights = sort.get("resourceweights")
     if raw_weights is not None:
         if not isinstance(raw_weights, Mapping):
-            reader.problems.append(f"{path}.nodesortpolicy.resourceweights: expected a mapping")
+            reader.bad(f"{path}.nodesortpolicy.resourceweights", "expected a mapping")
         else:
             for key, weight in raw_weights.items():
                 if isinstance(weight, bool) or not isinstance(weight, (int, float)):
-                    reader.problems.append(
-                        f"{path}.nodesortpolicy.resourceweights.{key}: expected a number, got {weight!r}"
-                    )
+                    reader.bad(f"{path}.nodesortpolicy.resourceweights.{key}", f"expected a number, got {weight!r}")
                 else:
                     weights[str(key)] = float(weight)
     policy = NodeSortPolicyConfig(
@@ -260,6 +229,17 @@ def _partition(reader: _Reader, raw: object, index: int) -> PartitionConfig:
     )
     preemption = reader.mapping(data.get("preemption"), f"{path}.preemption", _PREEMPTION_KEYS)
     enabled = preemption.get("enabled")
+    if reader.boolean(preemption.get("quotapreemptionenabled"), f"{path}.preemption.quotapreemptionenabled"):
+        reader.warnings.append(
+            f"{path}.preemption.quotapreemptionenabled: ignored; Herder has no quota-change preemption (a queue "
+            "whose max drops below its usage keeps its pods until they end)"
+        )
+    resolver = reader.mapping(data.get("usergroupresolver"), f"{path}.usergroupresolver", _RESOLVER_KEYS)
+    if reader.string(resolver.get("type"), f"{path}.usergroupresolver.type"):
+        reader.warnings.append(
+            f"{path}.usergroupresolver: ignored; Herder takes a pod's user and groups from the "
+            "yunikorn.apache.org/user.info annotation its webhook sets"
+        )
     return PartitionConfig(
         name=name,
         queues=queues,
@@ -270,23 +250,20 @@ def _partition(reader: _Reader, raw: object, index: int) -> PartitionConfig:
     )
 
 
-def _replace_limits(queue: QueueConfig, limits: tuple[Limit, ...]) -> QueueConfig:
-    from dataclasses import replace
-
-    return replace(queue, limits=limits)
-
-
 MAX_QUEUE_DEPTH = 40  # levels below root; deeper trees are refused, not walked
 
 
-def _queue(reader: _Reader, raw: object, parent_path: str, index: int, depth: int = 0) -> QueueConfig:
+def _queue(reader: DocumentReader, raw: object, parent_path: str, index: int, depth: int = 0) -> QueueConfig:
     name_guess = raw.get("name") if isinstance(raw, Mapping) else None
-    label = name_guess if isinstance(name_guess, str) and name_guess else f"[{index}]"
+    readable = isinstance(name_guess, (str, int, float)) and not isinstance(name_guess, bool)
+    label = str(name_guess) if readable and str(name_guess) else f"[{index}]"
     path = f"{parent_path}.{label}"
     data = reader.mapping(raw, path, _QUEUE_KEYS)
     name = reader.string(data.get("name"), f"{path}.name")
     if not name:
         reader.problems.append(f"{path}: queue has no name")
+        reader.unreadable.add(f"{path}.name")
+        name = label  # the queue keeps the place its path names; its name is never checked
     resources = reader.mapping(data.get("resources"), f"{path}.resources", _RESOURCES_KEYS)
     template = None
     if data.get("childtemplate") is not None:
@@ -294,7 +271,7 @@ def _queue(reader: _Reader, raw: object, parent_path: str, index: int, depth: in
         tres = reader.mapping(tpl.get("resources"), f"{path}.childtemplate.resources", _RESOURCES_KEYS)
         template = ChildTemplate(
             max_applications=reader.count(tpl.get("maxapplications"), f"{path}.childtemplate.maxapplications"),
-            properties=reader.properties(tpl.get("properties"), f"{path}.childtemplate.properties"),
+            properties=_properties(reader, tpl.get("properties"), f"{path}.childtemplate.properties"),
             guaranteed=reader.resource(tres.get("guaranteed"), f"{path}.childtemplate.resources.guaranteed"),
             max=reader.resource(tres.get("max"), f"{path}.childtemplate.resources.max"),
         )
@@ -303,7 +280,7 @@ def _queue(reader: _Reader, raw: object, parent_path: str, index: int, depth: in
         reader.problems.append(f"{path}: queues nested deeper than {MAX_QUEUE_DEPTH} levels")
         raw_children = []
     children = tuple(_queue(reader, q, path, i, depth + 1) for i, q in enumerate(raw_children))
-    properties = reader.properties(data.get("properties"), f"{path}.properties")
+    properties = _properties(reader, data.get("properties"), f"{path}.properties")
     for key in sorted(k for k in properties if k.startswith(UNSCHEDULABLE_BACKOFF)):
         reader.warnings.append(
             f"{path}.properties.{key}: ignored; Herder already retries a pod that cannot run only"
@@ -326,7 +303,7 @@ def _queue(reader: _Reader, raw: object, parent_path: str, index: int, depth: in
     )
 
 
-def _limits(reader: _Reader, raw: object, path: str) -> tuple[Limit, ...]:
+def _limits(reader: DocumentReader, raw: object, path: str) -> tuple[Limit, ...]:
     out: list[Limit] = []
     for i, item in enumerate(reader.seq(raw, path)):
         where = f"{path}[{i}]"
@@ -343,13 +320,13 @@ def _limits(reader: _Reader, raw: object, path: str) -> tuple[Limit, ...]:
     return tuple(out)
 
 
-def _rule(reader: _Reader, raw: object, path: str) -> PlacementRuleConfig:
+def _rule(reader: DocumentReader, raw: object, path: str) -> PlacementRuleConfig:
     data = reader.mapping(raw, path, _RULE_KEYS)
     flt = None
     if data.get("filter") is not None:
         fdata = reader.mapping(data.get("filter"), f"{path}.filter", _FILTER_KEYS)
         flt = FilterConfig(
-            type=reader.string(fdata.get("type"), f"{path}.filter.type", "allow"),
+            type=reader.string(fdata.get("type"), f"{path}.filter.type", "allow").lower() or "allow",
             users=reader.names(fdata.get("users"), f"{path}.filter.users"),
             groups=reader.names(fdata.get("groups"), f"{path}.filter.groups"),
         )
@@ -359,10 +336,12 @@ def _rule(reader: _Reader, raw: object, path: str) -> PlacementRuleConfig:
         raw_parent = raw_parent[0]  # YuniKorn's documentation (seed 004) writes the parent rule as a one-item list
     if raw_parent is not None:
         parent = _rule(reader, raw_parent, f"{path}.parent")
+    name = reader.string(data.get("name"), f"{path}.name").lower()
+    value = reader.string(data.get("value"), f"{path}.value")
     return PlacementRuleConfig(
-        name=reader.string(data.get("name"), f"{path}.name"),
+        name=name,
         create=reader.boolean(data.get("create"), f"{path}.create"),
         parent=parent,
         filter=flt,
-        value=reader.string(data.get("value"), f"{path}.value"),
+        value=value.lower() if name == "tag" else value,
     )

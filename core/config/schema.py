@@ -114,6 +114,8 @@ class SchedulerConfig:
     warnings: tuple[str, ...] = ()  # things accepted but worth telling (cpu read as vcore, ...)
     checksum: str = ""  # sha256 of the source text, as YuniKorn keeps it
     source: str = ""  # the YAML text it was parsed from (shown by REST /config)
+    # (resource, core value) -> the text the file wrote it as, so messages use the file's units
+    written: Mapping[tuple[str, int], str] = field(default_factory=dict, compare=False, repr=False)
 
     def partition(self, name: str = DEFAULT_PARTITION) -> PartitionConfig:
         for part in self.partitions:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from core.config.errors import SettingsError
+from core.config.suggest import Guesser
 from core.resources import QuantityError, Resource, resource_from_kubernetes
 
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -214,15 +215,70 @@ _KEYS: dict[str, tuple[str, Callable[[object], Any]]] = {
 }
 assert {name for name, _ in _KEYS.values()} == {f.name for f in fields(Settings)}
 
+# YuniKorn's own ConfigMap keys (its service configuration, k8shim `pkg/conf`) that Herder has no
+# use for: a YuniKorn ConfigMap may keep them, with a warning, instead of being refused.
+YUNIKORN_SETTINGS: dict[str, str] = {
+    "service.clusterId": "",
+    "service.policyGroup": "",
+    "service.schedulingInterval": "scheduler.interval",
+    "service.volumeBindTimeout": "",
+    "service.eventChannelCapacity": "",
+    "service.dispatchTimeout": "",
+    "service.disableGangScheduling": "",
+    "service.enableConfigHotRefresh": "",
+    "service.placeholderRunAsUser": "",
+    "service.placeholderRunAsGroup": "",
+    "service.placeholderFsGroup": "",
+    "service.instanceTypeNodeLabelKey": "",
+    "event.trackingEnabled": "",
+    "event.requestCapacity": "",
+    "health.checkInterval": "",
+    "log.level": "herder run --log-level",
+    "kubernetes.qps": "",
+    "kubernetes.burst": "",
+    "admissionController.webHook.amServiceName": "",
+    "admissionController.webHook.schedulerServiceAddress": "",
+    "admissionController.filtering.processNamespaces": "admission.namespaceLabel",
+    "admissionController.filtering.bypassNamespaces": "admission.namespaceLabel",
+    "admissionController.filtering.labelNamespaces": "admission.namespaceLabel",
+    "admissionController.filtering.noLabelNamespaces": "admission.namespaceLabel",
+    "admissionController.filtering.generateUniqueAppId": "",
+    "admissionController.filtering.defaultQueue": "",
+    "admissionController.accessControl.bypassAuth": "",
+    "admissionController.accessControl.trustControllers": "admission.trustControllers",
+    "admissionController.accessControl.systemUsers": "admission.trustedUsers",
+    "admissionController.accessControl.externalUsers": "",
+    "admissionController.accessControl.externalGroups": "",
+}
+
+
+def _yunikorn_setting(key: str) -> bool:
+    return key in YUNIKORN_SETTINGS or (key.startswith("log.") and key.endswith(".level"))
+
+
+def settings_notes(values: Mapping[str, object]) -> list[str]:
+    """A warning for each of YuniKorn's own settings among `values`: kept, not read."""
+    notes = []
+    for key in values:
+        if key not in _KEYS and _yunikorn_setting(key):
+            instead = YUNIKORN_SETTINGS.get(key, "")
+            hint = f" (Herder's nearest is {instead})" if instead else ""
+            notes.append(f"{key}: a YuniKorn setting Herder does not read; ignored{hint}")
+    return notes
+
 
 def parse_settings(values: Mapping[str, object], base: Settings | None = None) -> Settings:
-    """`base` (or the defaults) with dotted keys of `values` applied; SettingsError lists every bad key."""
+    """`base` (or the defaults) with dotted keys of `values` applied; SettingsError lists every bad key.
+    YuniKorn's own settings are skipped (`settings_notes` warns about them)."""
     changes: dict[str, Any] = {}
     problems: list[str] = []
+    guesser = Guesser()
     for key, raw in values.items():
         entry = _KEYS.get(key)
+        if entry is None and _yunikorn_setting(key):
+            continue  # said by settings_notes
         if entry is None:
-            problems.append(f"{key}: unknown setting")
+            problems.append(f"{key}: unknown setting{guesser.did_you_mean(str(key), _KEYS)}")
             continue
         name, convert = entry
         try:

@@ -1,265 +1,242 @@
-"""Whole-config checks of a parsed `SchedulerConfig` (YuniKorn's config validation, limits included)."""
+"""Whole-configuration checks of a parsed `SchedulerConfig`: YuniKorn's validator, and a little more.
+
+What YuniKorn's validator (`configvalidator.go`) refuses, Herder refuses, with the path and the
+reason: queue names, duplicate names at one level, ACLs, resources (guaranteed within max,
+max within every ancestor's max, children's guarantees within the parent's guarantee and
+within the max in force there, however many levels up it was set), `maxapplications` (a
+child's within its parent's, and set wherever its parent sets one), limits
+(validate_limits.py) and placement rules (validate_rules.py). Herder also refuses what it
+cannot run: a configuration without the `default` partition, the only one a Kubernetes
+scheduler serves. Amounts in messages are in the units the file used.
+
+`check_whole` returns problems and warnings; `validate_config` is its problems alone, for a
+caller holding an already-parsed configuration (the scheduler applying one).
+"""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
+from core.config.findings import Findings
+from core.config.names import GROUP_NAME, QUEUE_NAME, USER_NAME, WILDCARD, queue_name_problem
 from core.config.schema import (
     APPLICATION_SORT_POLICY,
     APPLICATION_SORT_PRIORITY,
+    DEFAULT_PARTITION,
     PREEMPTION_DELAY,
     PREEMPTION_POLICY,
     PRIORITY_OFFSET,
     PRIORITY_POLICY,
-    Limit,
     PartitionConfig,
-    PlacementRuleConfig,
     QueueConfig,
     SchedulerConfig,
 )
 from core.config.settings import parse_duration
-from core.resources import Resource
+from core.config.validate_limits import check_limits
+from core.config.validate_rules import check_rules
 
-QUEUE_NAME = re.compile(r"^[a-zA-Z0-9_:#/@-]{1,64}$")
-USER_NAME = re.compile(r"^[_a-zA-Z][a-zA-Z0-9:#/_.@-]*[$]?$")
-GROUP_NAME = re.compile(r"^[_a-zA-Z][a-zA-Z0-9:_.-]*$")
-RULE_NAME = re.compile(r"^[_a-zA-Z][a-zA-Z0-9_]*$")
-RULES = frozenset({"provided", "user", "fixed", "tag"})
+__all__ = ["GROUP_NAME", "QUEUE_NAME", "USER_NAME", "WILDCARD", "check_whole", "validate_config"]
+
 SORT_POLICIES = frozenset({"fifo", "fair", "stateaware"})
 SORT_PRIORITIES = frozenset({"enabled", "disabled"})
 PREEMPTION_POLICIES = frozenset({"default", "fence", "disabled"})
 PRIORITY_POLICIES = frozenset({"default", "fence"})
+NODE_SORT_POLICIES = frozenset({"binpacking", "fair"})
 INT32 = (-(2**31), 2**31 - 1)
-WILDCARD = "*"
+
+# key -> (value, the queue path that set it): the lowest max in force at a queue
+_Ceiling = dict[str, tuple[int, str]]
 
 
 def validate_config(cfg: SchedulerConfig) -> list[str]:
     """Every problem in the config, each naming its partition and queue path, rule index or limit."""
-    problems: list[str] = []
+    return check_whole(cfg).problems
+
+
+def check_whole(cfg: SchedulerConfig, unreadable: frozenset[str] = frozenset()) -> Findings:
+    """The problems and warnings of the whole configuration; checks on `unreadable` paths are skipped."""
+    found = Findings(unreadable=unreadable, written=cfg.written)
     seen: set[str] = set()
     for part in cfg.partitions:
         if part.name.lower() in seen:
-            problems.append(f"partitions[{part.name}]: partition name is used twice")
+            found.problems.append(f"partitions[{part.name}]: partition name is used twice")
         seen.add(part.name.lower())
-        problems.extend(_partition(part))
-    return problems
+        _partition(part, found)
+    names = [part.name for part in cfg.partitions]
+    if names and DEFAULT_PARTITION not in names:
+        found.problems.append(
+            f"partitions: Herder schedules the partition {DEFAULT_PARTITION!r} only (as YuniKorn's Kubernetes shim "
+            f"does), and this configuration does not define it (it defines {', '.join(repr(n) for n in names)})"
+        )
+    else:
+        for name in names:
+            if name != DEFAULT_PARTITION:
+                found.warnings.append(
+                    f"partitions[{name}]: ignored; Herder schedules the partition {DEFAULT_PARTITION!r} only"
+                )
+    return found
 
 
-def _partition(part: PartitionConfig) -> list[str]:
+def _partition(part: PartitionConfig, found: Findings) -> None:
     where = f"partitions[{part.name}]"
-    problems: list[str] = []
     root = part.root
     if root.guaranteed or root.max:
-        problems.append(f"{where}.queues.root: root may not set resources")
+        found.problems.append(f"{where}.queues.root: root may not set resources")
     if part.limits and root.limits and part.limits != root.limits:
-        problems.append(f"{where}.limits: partition limits differ from root limits")
-    _queue(root, f"{where}.queues.root", None, [], problems)
-    static = _static_paths(root)
-    for i, rule in enumerate(part.placement_rules):
-        _rule(rule, f"{where}.placementrules[{i}]", static, problems)
+        found.problems.append(f"{where}.limits: partition limits differ from root limits")
+    _queue(root, f"{where}.queues.root", None, {}, found)
+    check_limits(root, f"{where}.queues.root", found)
+    check_rules(part, where, found)
     policy = part.node_sort_policy
-    if policy.type not in ("binpacking", "fair"):
-        problems.append(f"{where}.nodesortpolicy.type: unknown policy {policy.type!r} (binpacking or fair)")
+    if policy.type not in NODE_SORT_POLICIES and found.known(f"{where}.nodesortpolicy.type"):
+        found.problems.append(f"{where}.nodesortpolicy.type: unknown policy {policy.type!r} (binpacking or fair)")
     for key, weight in policy.resource_weights.items():
         if weight < 0:
-            problems.append(f"{where}.nodesortpolicy.resourceweights.{key}: negative weight {weight}")
-    return problems
+            found.problems.append(f"{where}.nodesortpolicy.resourceweights.{key}: negative weight {weight}")
 
 
-def _exceeds(small: Mapping[str, int], large: Mapping[str, int]) -> list[str]:
-    return [key for key, value in small.items() if key in large and value > large[key]]
+def _queue_path(path: str) -> str:
+    """`partitions[default].queues.root.a` -> `root.a`."""
+    return path.split(".queues.", 1)[-1]
 
 
 def _queue(
-    queue: QueueConfig,
-    path: str,
-    parent: QueueConfig | None,
-    ancestors: list[QueueConfig],
-    problems: list[str],
-) -> None:
-    if not QUEUE_NAME.match(queue.name):
-        problems.append(f"{path}: invalid queue name {queue.name!r} (1-64 of a-zA-Z0-9_:#/@-)")
-    if queue.guaranteed is not None and queue.max is not None:
-        for key in _exceeds(queue.guaranteed, queue.max):
-            problems.append(f"{path}: guaranteed {key} {queue.guaranteed[key]} exceeds max {queue.max[key]}")
-    if parent is not None and queue.max is not None and parent.max is not None:
-        for key in _exceeds(queue.max, parent.max):
-            problems.append(f"{path}: max {key} {queue.max[key]} exceeds parent max {parent.max[key]}")
-    if parent is not None and parent.max_applications and queue.max_applications > parent.max_applications:
-        problems.append(f"{path}: maxapplications {queue.max_applications} exceeds parent's {parent.max_applications}")
-    _properties(queue.properties, f"{path}.properties", problems)
-    for acl_name, acl in (("submitacl", queue.submit_acl), ("adminacl", queue.admin_acl)):
-        if acl is not None and len(acl.strip().split()) > 2:
-            problems.append(f"{path}.{acl_name}: ACL {acl!r} has more than two space-separated fields")
+    queue: QueueConfig, path: str, parent: QueueConfig | None, above: _Ceiling, found: Findings
+) -> dict[str, int]:
+    """Check one queue and those below it; returns the guarantee it stands for (its own, or its
+    children's sum when it sets none), which its parent compares with its own guarantee and max."""
+    parent_path = path.rsplit(".", 1)[0]
+    if parent is not None and found.known(f"{path}.name"):
+        problem = queue_name_problem(queue.name)
+        if problem is not None:
+            found.problems.append(f"{path}: {problem}")
+    ceiling = _resources(queue, path, parent_path, above, found)
+    if parent is not None:
+        _max_applications(queue, path, parent, parent_path, found)
+    _properties(queue.properties, f"{path}.properties", found)
+    _acls(queue, path, found)
     names: set[str] = set()
-    total: dict[str, int] = {}
+    below: dict[str, int] = {}
     for child in queue.queues:
         if child.name.lower() in names:
-            problems.append(f"{path}.{child.name}: queue name is used twice at this level")
+            found.problems.append(f"{path}.{child.name}: queue name is used twice at this level")
         names.add(child.name.lower())
-        for key, value in (child.guaranteed or Resource()).items():
-            total[key] = total.get(key, 0) + value
-    for key, value in total.items():
-        if queue.guaranteed is not None and key in queue.guaranteed and value > queue.guaranteed[key]:
-            problems.append(f"{path}: children's guaranteed {key} {value} exceeds guaranteed {queue.guaranteed[key]}")
-        if queue.max is not None and key in queue.max and value > queue.max[key]:
-            problems.append(f"{path}: children's guaranteed {key} {value} exceeds max {queue.max[key]}")
-    _limits(queue, path, ancestors, problems)
-    for child in queue.queues:
-        _queue(child, f"{path}.{child.name}", queue, [*ancestors, queue], problems)
+        for key, value in _queue(child, f"{path}.{child.name}", queue, ceiling, found).items():
+            below[key] = below.get(key, 0) + value
+    own: Mapping[str, int] = queue.guaranteed or {}
+    for key, value in below.items():
+        if key in own and value > own[key]:
+            found.problems.append(
+                f"{path}: children's guaranteed {key} {found.amount(key, value)} exceeds guaranteed "
+                f"{found.amount(key, own[key])}"
+            )
+        if key in ceiling and value > ceiling[key][0]:
+            limit, source = ceiling[key]
+            whose = "" if source == path else f" of {_queue_path(source)}, which holds for everything below it"
+            found.problems.append(
+                f"{path}: children's guaranteed {key} {found.amount(key, value)} exceeds max "
+                f"{found.amount(key, limit)}{whose}"
+            )
+    return dict(own) if any(own.values()) else below
 
 
-def _properties(props: Mapping[str, str], path: str, problems: list[str]) -> None:
-    policy = props.get(APPLICATION_SORT_POLICY)
+def _resources(queue: QueueConfig, path: str, parent_path: str, above: _Ceiling, found: Findings) -> _Ceiling:
+    """Guaranteed within the queue's own max, max within the max in force above; returns the max
+    in force here (per resource, the lowest of the queue's and every ancestor's)."""
+    if queue.guaranteed is not None and queue.max is not None:
+        for key, value in queue.guaranteed.items():
+            if key in queue.max and value > queue.max[key]:
+                found.problems.append(
+                    f"{path}: guaranteed {key} {found.amount(key, value)} exceeds max "
+                    f"{found.amount(key, queue.max[key])}"
+                )
+    ceiling = dict(above)
+    for key, value in (queue.max or {}).items():
+        upper = above.get(key)
+        if upper is not None and value > upper[0]:
+            limit, source = upper
+            shown, allowed = found.amount(key, value), found.amount(key, limit)
+            if source == parent_path:
+                message = f"max {key} {shown} exceeds parent max {allowed}"
+            else:
+                source_queue = _queue_path(source)
+                message = f"max {key} {shown} exceeds {allowed}, the max of {source_queue}, which holds below it"
+            found.problems.append(f"{path}: {message}")
+        if upper is None or value < upper[0]:
+            ceiling[key] = (value, path)
+    return ceiling
+
+
+def _max_applications(queue: QueueConfig, path: str, parent: QueueConfig, parent_path: str, found: Findings) -> None:
+    limit = parent.max_applications
+    if not limit or not found.known(f"{parent_path}.maxapplications") or not found.known(f"{path}.maxapplications"):
+        return
+    if queue.max_applications > limit:
+        found.problems.append(f"{path}: maxapplications {queue.max_applications} exceeds parent's {limit}")
+    elif queue.max_applications == 0:
+        found.problems.append(
+            f"{path}: maxapplications is not set, but its parent sets {limit}: a child of a queue with "
+            f"maxapplications must set its own, 1 to {limit} (YuniKorn refuses it too)"
+        )
+
+
+def _properties(props: Mapping[str, str], path: str, found: Findings) -> None:
+    def value(key: str) -> str | None:
+        text = props.get(key)
+        return text if text is not None and found.known(f"{path}.{key}") else None
+
+    policy = value(APPLICATION_SORT_POLICY)
     if policy is not None and policy.lower() not in SORT_POLICIES:
-        problems.append(f"{path}.{APPLICATION_SORT_POLICY}: unknown policy {policy!r} (fifo or fair)")
-    priority = props.get(APPLICATION_SORT_PRIORITY)
+        found.problems.append(f"{path}.{APPLICATION_SORT_POLICY}: unknown policy {policy!r} (fifo or fair)")
+    priority = value(APPLICATION_SORT_PRIORITY)
     if priority is not None and priority.lower() not in SORT_PRIORITIES:
-        problems.append(f"{path}.{APPLICATION_SORT_PRIORITY}: unknown value {priority!r} (enabled or disabled)")
-    preemption = props.get(PREEMPTION_POLICY)
+        found.problems.append(f"{path}.{APPLICATION_SORT_PRIORITY}: unknown value {priority!r} (enabled or disabled)")
+    preemption = value(PREEMPTION_POLICY)
     if preemption is not None and preemption.lower() not in PREEMPTION_POLICIES:
-        problems.append(f"{path}.{PREEMPTION_POLICY}: unknown policy {preemption!r} (default, fence or disabled)")
-    delay = props.get(PREEMPTION_DELAY)
+        found.problems.append(f"{path}.{PREEMPTION_POLICY}: unknown policy {preemption!r} (default, fence or disabled)")
+    delay = value(PREEMPTION_DELAY)
     if delay is not None:
         try:
             seconds = parse_duration(delay)
         except ValueError as err:
-            problems.append(f"{path}.{PREEMPTION_DELAY}: {err}")
+            found.problems.append(f"{path}.{PREEMPTION_DELAY}: {err}")
         else:
             if seconds <= 0:
-                problems.append(f"{path}.{PREEMPTION_DELAY}: must be above zero, got {delay!r}")
-    priority_policy = props.get(PRIORITY_POLICY)
+                found.problems.append(f"{path}.{PREEMPTION_DELAY}: must be above zero, got {delay!r}")
+    priority_policy = value(PRIORITY_POLICY)
     if priority_policy is not None and priority_policy.lower() not in PRIORITY_POLICIES:
-        problems.append(f"{path}.{PRIORITY_POLICY}: unknown policy {priority_policy!r} (default or fence)")
-    offset = props.get(PRIORITY_OFFSET)
+        found.problems.append(f"{path}.{PRIORITY_POLICY}: unknown policy {priority_policy!r} (default or fence)")
+    offset = value(PRIORITY_OFFSET)
     if offset is not None:
         try:
             number = int(offset)
         except ValueError:
-            problems.append(f"{path}.{PRIORITY_OFFSET}: not an integer: {offset!r}")
+            found.problems.append(f"{path}.{PRIORITY_OFFSET}: not an integer: {offset!r}")
         else:
             if not INT32[0] <= number <= INT32[1]:
-                problems.append(f"{path}.{PRIORITY_OFFSET}: {number} is outside the int32 range")
+                found.problems.append(f"{path}.{PRIORITY_OFFSET}: {number} is outside the int32 range")
 
 
-def _limits(queue: QueueConfig, path: str, ancestors: list[QueueConfig], problems: list[str]) -> None:
-    is_root = not ancestors
-    users: set[str] = set()
-    groups: set[str] = set()
-    user_wildcard = group_wildcard = False
-    for i, limit in enumerate(queue.limits):
-        where = f"{path}.limits[{i}]" + (f" ({limit.limit})" if limit.limit else "")
-        if not limit.users and not limit.groups:
-            problems.append(f"{where}: names no users and no groups")
-        for user in limit.users:
-            if user != WILDCARD and not USER_NAME.match(user):
-                problems.append(f"{where}: invalid user name {user!r}")
-            if user in users:
-                problems.append(f"{where}: user {user!r} has more than one limit in this queue")
-            elif user != WILDCARD and user_wildcard:
-                problems.append(f"{where}: user {user!r} comes after the '*' user limit")
-            users.add(user)
-            user_wildcard = user_wildcard or user == WILDCARD
-        for group in limit.groups:
-            if group != WILDCARD and not GROUP_NAME.match(group):
-                problems.append(f"{where}: invalid group name {group!r}")
-            if group in groups:
-                problems.append(f"{where}: group {group!r} has more than one limit in this queue")
-            elif group != WILDCARD and group_wildcard:
-                problems.append(f"{where}: group {group!r} comes after the '*' group limit")
-            groups.add(group)
-            group_wildcard = group_wildcard or group == WILDCARD
-        res = limit.max_resources
-        if res is not None and res and not any(v > 0 for v in res.values()):
-            problems.append(f"{where}: maxresources has no value above zero")
-        if (res is None or not any(v > 0 for v in res.values())) and limit.max_applications == 0:
-            problems.append(f"{where}: sets neither maxresources nor maxapplications")
-        if queue.max_applications and limit.max_applications > queue.max_applications:
-            problems.append(
-                f"{where}: maxapplications {limit.max_applications} exceeds the queue's {queue.max_applications}"
+def _acls(queue: QueueConfig, path: str, found: Findings) -> None:
+    """An ACL is `*` or `users groups`, one space between, names comma-separated. A name
+    YuniKorn would not take as a user or group is kept (Herder matches it exactly) but warned
+    about: YuniKorn ignores it, so the ACL does not mean the same there."""
+    for field, acl in (("submitacl", queue.submit_acl), ("adminacl", queue.admin_acl)):
+        where = f"{path}.{field}"
+        if acl is None or acl.strip() == WILDCARD or not found.known(where):
+            continue
+        parts = acl.rstrip().split(" ")
+        if len(parts) > 2:
+            found.problems.append(
+                f"{where}: ACL {acl!r} has more than one space: write 'user1,user2 group1,group2' (one space "
+                "between users and groups, names separated by commas)"
             )
-        if not is_root and res is not None and queue.max is not None:
-            for key in _exceeds(res, queue.max):
-                problems.append(f"{where}: maxresources {key} {res[key]} exceeds the queue max {queue.max[key]}")
-        _against_ancestors(limit, where, ancestors, problems)
-    if group_wildcard and groups == {WILDCARD}:
-        problems.append(f"{path}.limits: the '*' group limit may not be the only group limit")
-
-
-def _ancestor_limit(ancestor: QueueConfig, kind: str, name: str) -> Limit | None:
-    wildcard: Limit | None = None
-    for limit in ancestor.limits:
-        names = limit.users if kind == "user" else limit.groups
-        if name in names:
-            return limit
-        if WILDCARD in names:
-            wildcard = limit
-    return wildcard
-
-
-def _against_ancestors(limit: Limit, where: str, ancestors: list[QueueConfig], problems: list[str]) -> None:
-    for kind, names in (("user", limit.users), ("group", limit.groups)):
-        for name in names:
-            if name == WILDCARD:
-                continue
-            for ancestor in ancestors:
-                upper = _ancestor_limit(ancestor, kind, name)
-                if upper is None:
-                    continue
-                label = f"{kind} {name!r}: ancestor queue {ancestor.name!r}"
-                if limit.max_resources is not None and upper.max_resources is not None:
-                    for key in _exceeds(limit.max_resources, upper.max_resources):
-                        problems.append(
-                            f"{where}: {label} limits {key} to {upper.max_resources[key]}, "
-                            f"child asks {limit.max_resources[key]}"
-                        )
-                if upper.max_applications and (
-                    limit.max_applications == 0 or limit.max_applications > upper.max_applications
-                ):
-                    problems.append(
-                        f"{where}: {label} limits maxapplications to {upper.max_applications}, "
-                        f"child asks {limit.max_applications or 'unlimited'}"
+            continue
+        lists = (("user", parts[0], USER_NAME), ("group", parts[1] if len(parts) == 2 else "", GROUP_NAME))
+        for kind, names, pattern in lists:
+            for name in (n.strip() for n in names.split(",")):
+                if name and name != WILDCARD and not pattern.match(name):
+                    found.warnings.append(
+                        f"{where}: {name!r} is not a valid {kind} name; YuniKorn ignores such an entry, Herder "
+                        f"matches it only to that exact {kind} name"
                     )
-
-
-def _static_paths(root: QueueConfig) -> set[str]:
-    out: set[str] = set()
-
-    def walk(queue: QueueConfig, prefix: str) -> None:
-        full = f"{prefix}.{queue.name}".lower() if prefix else queue.name.lower()
-        out.add(full)
-        for child in queue.queues:
-            walk(child, full)
-
-    walk(root, "")
-    return out
-
-
-def _rule(rule: PlacementRuleConfig, where: str, static: set[str], problems: list[str]) -> None:
-    if rule.name == "recovery":
-        problems.append(f"{where}: the recovery rule may not be configured")
-    elif not RULE_NAME.match(rule.name):
-        problems.append(f"{where}: invalid rule name {rule.name!r}")
-    elif rule.name not in RULES:
-        problems.append(f"{where}: unknown rule {rule.name!r} (provided, user, fixed or tag)")
-    if rule.name in ("tag", "fixed") and not rule.value:
-        problems.append(f"{where}: rule {rule.name!r} needs a value")
-    if rule.name == "fixed" and rule.value and not rule.create and rule.parent is None:
-        full = rule.value.lower() if rule.value.lower().startswith("root.") else f"root.{rule.value.lower()}"
-        if full not in static:
-            problems.append(f"{where}: fixed queue {rule.value!r} does not exist and create is false")
-    if rule.filter is not None:
-        flt = rule.filter
-        if flt.type not in ("", "allow", "deny"):
-            problems.append(f"{where}.filter.type: unknown type {flt.type!r} (allow or deny)")
-        for kind, entries, pattern in (("user", flt.users, USER_NAME), ("group", flt.groups, GROUP_NAME)):
-            for entry in entries:
-                if pattern.match(entry):
-                    continue
-                try:
-                    re.compile(entry)
-                except re.error as err:
-                    problems.append(f"{where}.filter: {kind} entry {entry!r} is neither a name nor a regexp: {err}")
-    if rule.parent is not None:
-        _rule(rule.parent, f"{where}.parent", static, problems)

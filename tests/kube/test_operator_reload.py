@@ -97,3 +97,20 @@ def test_seed_004_static_queues_in_old_units_apply_with_a_config_warning_event(c
     assert "root.sandbox.resources.max: memory 100000 is read as 100000 bytes" in message
     assert "write '100000M'" in message and "write '10000m' for 10 cores" in message
     assert herder.scheduler.queue_document("root.sandbox")["maxResource"] == {"memory": 100000, "vcore": 10000000}
+
+
+def test_a_refusal_names_every_problem_and_brings_the_warnings_that_explain_them(cluster: Cluster) -> None:
+    # The same check as `herder validate`: a structural problem (a repeated key), a semantic one
+    # (guaranteed above max, in the file's units) and the old-unit warning that explains it.
+    herder = cluster.start_herder()
+    running = herder.scheduler.config.checksum
+    sandbox = "{name: sandbox, resources: {guaranteed: {vcore: 10000}, max: {vcore: 5}}}"
+    root = f"{{name: root, queues: [{sandbox}]}}"
+    cluster.set_config({"queues.yaml": f"partitions: [{{name: default, name: default, queues: [{root}]}}]"})
+    [message] = eventually(lambda: refusals(cluster), "a ConfigRefused Event on the ConfigMap")
+    assert "queues.yaml: line 1, column 30: key 'name' is given again (first at line 1)" in message
+    assert "queues.yaml: partitions[default].queues.root.sandbox: guaranteed vcore 10000 exceeds max 5" in message
+    assert (
+        "(warnings: queues.yaml: partitions[default].queues.root.sandbox.resources.guaranteed: vcore 10000" in message
+    )
+    assert herder.scheduler.config.checksum == running

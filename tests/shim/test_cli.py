@@ -148,3 +148,85 @@ def test_validate_of_a_seed_example_says_it_is_valid_and_lists_its_warnings(
     assert ": valid (" in out and "  warning: partitions[default].queues." in out
     for text in warned:
         assert text in out
+
+
+# -- herder validate: every problem of every kind, warnings always ---------------------------------
+
+THREE_KINDS = """partitions:
+  - name: default
+    queues:
+      - name: root
+        queues:
+          - name: a
+            maxApplications: 3
+            resources:
+              guaranteed: {vcore: 10000}
+              max: {vcore: 5}
+"""
+
+
+def test_validate_prints_a_structural_and_a_semantic_problem_and_an_old_unit_in_one_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "queues.yaml"
+    config.write_text(THREE_KINDS)
+    assert main(["validate", str(config)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.splitlines()
+    assert lines[0] == f"herder validate: {config} is invalid (2 problems):"
+    assert lines[1] == (
+        "  - partitions[default].queues.root.a: unknown key 'maxApplications' (did you mean 'maxapplications'?)"
+    )
+    assert lines[2] == "  - partitions[default].queues.root.a: guaranteed vcore 10000 exceeds max 5"
+    assert lines[3].startswith("  warning: partitions[default].queues.root.a.resources.guaranteed: vcore 10000 is read")
+
+
+def test_validate_of_a_file_without_the_default_partition_is_a_clear_refusal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "queues.yaml"
+    config.write_text("partitions:\n  - name: gpu\n    queues:\n      - name: root\n")
+    assert main(["validate", str(config)]) == 1
+    err = capsys.readouterr().err
+    assert "  - partitions: Herder schedules the partition 'default' only" in err
+    assert "it defines 'gpu'" in err and "Traceback" not in err
+
+
+def test_simulate_with_a_partition_not_named_default_is_a_clear_refusal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = tmp_path / "gpu.yaml"
+    scenario.write_text(
+        "config:\n  partitions:\n    - name: gpu\n      queues: [{name: root}]\n"
+        "nodes:\n  - {name: n1, allocatable: {cpu: '4', memory: 8Gi}}\n"
+    )
+    assert main(["simulate", str(scenario), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "config: partitions: Herder schedules the partition 'default' only" in err
+    assert "Traceback" not in err
+
+
+def test_validate_checksums_the_text_of_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import hashlib
+
+    text = "partitions:\n  - name: default   # the only one\n    queues: [{name: root}]\n"
+    config = tmp_path / "queues.yaml"
+    config.write_text(text)
+    assert main(["validate", str(config)]) == 0
+    assert f"checksum {hashlib.sha256(text.encode()).hexdigest()}" in capsys.readouterr().out
+
+
+def test_validate_of_a_config_map_names_repeated_keys_of_the_manifest_and_its_queues(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = tmp_path / "cm.yaml"
+    manifest.write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: herder-config}\n"
+        "data:\n  bind.workers: '8'\n  queues.yaml: |\n    partitions:\n      - name: default\n"
+        "        queues: [{name: root}]\n        queues: []\n  bind.workers: '9'\n"
+    )
+    assert main(["validate", str(manifest)]) == 1
+    err = capsys.readouterr().err
+    assert "  - ConfigMap: line 11, column 3: key 'bind.workers' is given again (first at line 5)" in err
+    assert "  - queues.yaml: line 4, column 5: key 'queues' is given again (first at line 3)" in err

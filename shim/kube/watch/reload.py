@@ -21,14 +21,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.config import ConfigError, Settings, SettingsError, load_config, parse_settings
+from core.config import ConfigError, Settings, check_config_data
 from core.config.schema import SchedulerConfig
 from core.scheduler import Scheduler
 from shim.kube.write.recorder import EventRecorder
 
 log = logging.getLogger("herder.config")
 
-QUEUES_KEY = "queues.yaml"
 REFUSED = "ConfigRefused"
 WARNED = "ConfigWarning"
 RESTART_ONLY = (
@@ -52,30 +51,16 @@ class ConfigSource:
 
 
 def parse_configmap(data: Mapping[str, Any] | None, source: ConfigSource) -> tuple[SchedulerConfig, Settings]:
-    """The configuration and settings a ConfigMap's data means; raises with every problem found."""
+    """The configuration and settings a ConfigMap's data means (`check_config_data`, the check
+    `herder validate` and `POST /ws/v1/validate-conf` run); raises ConfigError with every
+    problem found and the warnings."""
     data = data or {}
     if not isinstance(data, Mapping):
         raise ConfigError([f"data: expected a mapping of keys to text, got {type(data).__name__}"])
-    problems: list[str] = []
-    config: SchedulerConfig | None = None
-    queues = data.get(QUEUES_KEY)
-    try:
-        if queues is None and source.fallback is not None:
-            config = source.fallback
-        else:
-            config = load_config(queues if isinstance(queues, str) or queues is None else str(queues))
-    except ConfigError as error:
-        problems.extend(f"{QUEUES_KEY}: {problem}" for problem in error.problems)
-    values = {key: value for key, value in data.items() if key != QUEUES_KEY}
-    values.update(source.overrides)
-    settings: Settings | None = None
-    try:
-        settings = parse_settings(values)
-    except SettingsError as error:
-        problems.extend(error.problems)
-    if problems or config is None or settings is None:
-        raise ConfigError(problems)
-    return config, settings
+    report = check_config_data(data, source.overrides, fallback=source.fallback)
+    if report.config is None or report.settings is None:
+        raise ConfigError(report.problems, report.warnings)
+    return report.config, report.settings
 
 
 class ConfigReloader:
@@ -141,6 +126,8 @@ class ConfigReloader:
                 f"ConfigMap {self._source.namespace}/{self._source.name} refused, the running configuration "
                 f"stays: {'; '.join(error.problems)}"
             )
+            if error.warnings:
+                message += f" (warnings: {'; '.join(error.warnings)})"
             log.warning("%s", message)
             if self._recorder is not None:
                 self._recorder.record(obj, "ConfigMap", "v1", REFUSED, message)

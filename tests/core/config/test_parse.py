@@ -125,7 +125,7 @@ def test_unknown_key_is_named_with_its_queue_path() -> None:
     source = "partitions:\n- name: default\n  queues:\n  - name: root\n    queues:\n    - name: a\n"
     source += "      resources: {maxx: {vcore: 1}}\n"
     problems = _problems(source)
-    assert problems == ["partitions[default].queues.root.a.resources: unknown key 'maxx'"]
+    assert problems == ["partitions[default].queues.root.a.resources: unknown key 'maxx' (did you mean 'max'?)"]
 
 
 def test_every_problem_is_collected_not_just_the_first() -> None:

@@ -61,7 +61,7 @@ def test_nesting_thousands_deep_is_refused_not_a_recursion_error(libyaml: bool) 
     with pytest.raises(YAMLLimitError, match="nested deeper than 3"):
         load_yaml("[[[1]]]", max_depth=3, libyaml=libyaml)
     assert load_yaml("[[1]]", max_depth=3, libyaml=libyaml) == [[1]]
-    with pytest.raises(ConfigError, match="invalid YAML at line 1"):
+    with pytest.raises(ConfigError, match="too large to check at line 1"):
         load_config("a: " + "{b: " * 5000 + "1" + "}" * 5000)
 
 
@@ -131,3 +131,14 @@ def test_what_counts_as_the_same_key_is_what_loads_as_the_same_key(libyaml: bool
     found: list[DuplicateKey] = []
     load_yaml(text, libyaml=libyaml, duplicate_keys=found)
     assert bool(found) is repeated
+
+
+def test_a_repeated_key_in_a_config_is_a_problem_with_its_line() -> None:
+    with pytest.raises(ConfigError) as refused:
+        load_config(REPEATED)
+    assert refused.value.problems[:2] == [
+        "line 5, column 28: key 'name' is given again (first at line 5); the later value would silently replace "
+        "the first",
+        "line 6, column 5: key 'queues' is given again (first at line 3); the later value would silently replace "
+        "the first",
+    ]

@@ -52,7 +52,7 @@ def test_guaranteed_never_exceeds_max() -> None:
 def test_child_never_exceeds_parent_max() -> None:
     child = {"name": "b", "resources": {"max": {"vcore": 3}}}
     parent = {"name": "a", "resources": {"max": {"vcore": 2}}, "queues": [child]}
-    _one(_config(_root(parent)), "root.a.b", "max vcore 3000", "parent max 2000")
+    _one(_config(_root(parent)), "root.a.b", "max vcore 3 exceeds parent max 2")
 
 
 def test_children_guaranteed_sum_fits_parent_guaranteed_and_max() -> None:
@@ -91,7 +91,7 @@ def test_acl_has_at_most_two_fields() -> None:
         ({"name": "tag"}, "needs a value"),
         ({"name": "fixed"}, "needs a value"),
         ({"name": "user", "filter": {"type": "maybe"}}, "filter.type"),
-        ({"name": "user", "filter": {"users": ["(unclosed"]}}, "neither a name nor a regexp"),
+        ({"name": "user", "filter": {"users": ["(unclosed"]}}, "neither a valid user name nor a regular expression"),
         ({"name": "user", "parent": {"name": "tag"}}, "placementrules[0].parent"),
         ({"name": "fixed", "value": "nowhere"}, "does not exist"),
     ],
