@@ -85,7 +85,8 @@ def _partition(part: PartitionConfig, found: Findings) -> None:
     if part.limits and root.limits and part.limits != root.limits:
         found.problems.append(f"{where}.limits: partition limits differ from root limits")
     _queue(root, f"{where}.queues.root", None, {}, found)
-    check_limits(root, f"{where}.queues.root", found)
+    from_partition = bool(part.limits) and root.limits is part.limits
+    check_limits(root, f"{where}.queues.root", found, f"{where}.limits" if from_partition else "")
     check_rules(part, where, found)
     policy = part.node_sort_policy
     if policy.type not in NODE_SORT_POLICIES and found.known(f"{where}.nodesortpolicy.type"):

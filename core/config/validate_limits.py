@@ -45,8 +45,9 @@ def _names(limit: Limit, kind: str) -> tuple[str, ...]:
     return limit.users if kind == "user" else limit.groups
 
 
-def check_limits(root: QueueConfig, root_path: str, found: Findings) -> None:
-    """Check every queue's limits, top down, each against the queues above it."""
+def check_limits(root: QueueConfig, root_path: str, found: Findings, root_limits_path: str = "") -> None:
+    """Check every queue's limits, top down, each against the queues above it. `root_limits_path`
+    is where the root's limits were written when that is not the root (the partition's)."""
     stack: list[tuple[QueueConfig, str, list[_LimitIndex], dict[str, tuple[int, str]]]] = [(root, root_path, [], {})]
     while stack:
         queue, path, above, ceiling = stack.pop()
@@ -54,18 +55,24 @@ def check_limits(root: QueueConfig, root_path: str, found: Findings) -> None:
         for key, value in (queue.max or {}).items():
             if key not in here or value < here[key][0]:
                 here[key] = (value, path)
-        index = _entries(queue, path, above, here, found)
+        limits_path = root_limits_path if queue is root and root_limits_path else f"{path}.limits"
+        index = _entries(queue, path, limits_path, above, here, found)
         for child in reversed(queue.queues):
             stack.append((child, f"{path}.{child.name}", [*above, index], here))
 
 
 def _entries(
-    queue: QueueConfig, path: str, above: list[_LimitIndex], ceiling: dict[str, tuple[int, str]], found: Findings
+    queue: QueueConfig,
+    path: str,
+    limits_path: str,
+    above: list[_LimitIndex],
+    ceiling: dict[str, tuple[int, str]],
+    found: Findings,
 ) -> _LimitIndex:
     index = _LimitIndex(path)
     wildcard_seen = dict.fromkeys(_KINDS, False)
     for i, limit in enumerate(queue.limits):
-        at = f"{path}.limits[{i}]"
+        at = f"{limits_path}[{i}]"
         where = at + (f" ({limit.limit})" if limit.limit else "")
         if not limit.users and not limit.groups and found.known(f"{at}.users") and found.known(f"{at}.groups"):
             found.problems.append(f"{where}: names no users and no groups")
@@ -89,19 +96,25 @@ def _entries(
                     found.problems.append(f"{where}: {kind} {name!r} comes after the '*' {kind} limit")
                 index.by_name[kind][name] = limit
             wildcard_seen[kind] = wildcard_seen[kind] or WILDCARD in names
-        _amounts(queue, limit, at, where, ceiling, found)
+        _amounts(queue, path, limit, at, where, ceiling, found)
         _against_above(limit, at, where, above, found)
     groups = index.by_name["group"]
     if WILDCARD in groups and len(groups) == 1:
         found.problems.append(
-            f"{path}.limits: the '*' group limit may not be the only group limit (it would equal the queue's own "
+            f"{limits_path}: the '*' group limit may not be the only group limit (it would equal the queue's own "
             "limit; name at least one group)"
         )
     return index
 
 
 def _amounts(
-    queue: QueueConfig, limit: Limit, at: str, where: str, ceiling: dict[str, tuple[int, str]], found: Findings
+    queue: QueueConfig,
+    path: str,
+    limit: Limit,
+    at: str,
+    where: str,
+    ceiling: dict[str, tuple[int, str]],
+    found: Findings,
 ) -> None:
     res = limit.max_resources
     resources_read = found.known(f"{at}.maxresources")
@@ -120,7 +133,7 @@ def _amounts(
             continue
         allowed, source = upper
         shown, most = found.amount(key, value), found.amount(key, allowed)
-        if source == at.rsplit(".limits[", 1)[0]:
+        if source == path:
             found.problems.append(f"{where}: maxresources {key} {shown} exceeds the queue max {most}")
         else:
             queue_path = source.split(".queues.", 1)[-1]

@@ -319,3 +319,16 @@ def test_quantities_finer_than_their_unit_are_refused() -> None:
     problems = check_config(source).problems
     assert any("'vcore': 0.0001 is finer than a millicore" in p for p in problems), problems
     assert any("'pods': 1.5 is not a whole number" in p for p in problems), problems
+
+
+def test_partition_limits_are_named_where_they_were_written() -> None:
+    source = """
+    partitions:
+      - name: default
+        limits: [{users: [sue], maxresources: {memory: lots}}, {users: [sue], maxapplications: 1}]
+        queues: [{name: root}]
+    """
+    assert [p.split(":")[0] for p in check_config(textwrap.dedent(source)).problems] == [
+        "partitions[default].limits[0].maxresources",
+        "partitions[default].limits[1]",
+    ]
