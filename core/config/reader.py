@@ -13,6 +13,7 @@ It also keeps what messages need later: the text each resource amount was writte
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from core.config.quantities import is_requestable, unknown_resource_warning
@@ -116,32 +117,38 @@ class DocumentReader:
         if not isinstance(value, Mapping):
             self.bad(path, f"expected a mapping, got {type(value).__name__}")
             return None
-        amounts: dict[str, int] = {}
-        broken = False
+        try:
+            res, warnings = resource_from_config(value, path)
+            for key, raw in value.items():
+                _whole(key, raw)
+        except (QuantityError, TypeError, ValueError):
+            self._each_problem(value, path)  # one problem per bad amount, not just the first
+            self.unreadable.add(path)
+            self.warnings.extend(old_unit_warnings(value, path))
+            return None
+        self.warnings.extend(warnings)
+        for key, raw in value.items():
+            name = "vcore" if key == "cpu" else key
+            self.written.setdefault((name, res[name]), str(raw).strip())
+            if not is_requestable(key):
+                self._odd_resources.append((key, path))
+        self.warnings.extend(old_unit_warnings(value, path))
+        return res
+
+    def _each_problem(self, value: Mapping[Any, object], path: str) -> None:
+        seen: set[str] = set()
         for key, raw in value.items():
             try:
-                one, warnings = resource_from_config({key: raw}, path)
+                one, _ = resource_from_config({key: raw}, path)
                 _whole(key, raw)
             except (QuantityError, TypeError, ValueError) as err:
                 text = str(err)
                 self.problems.append(text if text.startswith(path) else f"{path}: {text}")
-                broken = True
                 continue
-            [(name, amount)] = one.items()
-            if name in amounts:
+            [name] = one
+            if name in seen:
                 self.problems.append(f"{path}: resource {name!r} is given twice (as 'cpu' and 'vcore')")
-                broken = True
-                continue
-            amounts[name] = amount
-            self.written.setdefault((name, amount), str(raw).strip())
-            self.warnings.extend(warnings)
-            if not is_requestable(str(key)):
-                self._odd_resources.append((str(key), path))
-        self.warnings.extend(old_unit_warnings(value, path))
-        if broken:
-            self.unreadable.add(path)
-            return None
-        return Resource(amounts)
+            seen.add(name)
 
     def resource_name_warnings(self) -> list[str]:
         """A warning for each resource name no pod can request, guessing among the file's own names."""
@@ -157,11 +164,16 @@ class DocumentReader:
 def _whole(key: object, raw: object) -> None:
     """Refuse an amount that is not a whole number of its unit (`memory: 500m`, half a pod):
     YuniKorn refuses it too, and rounding it up would hide the mistake."""
-    if not isinstance(raw, (str, int, float)) or isinstance(raw, bool):
-        return
-    exact = parse_quantity(raw)
-    if key in (VCORE, "cpu"):
-        if (exact * 1000).denominator != 1:
+    if isinstance(raw, int) or not isinstance(raw, (str, float)):
+        return  # whole already (or not a quantity: resource_from_config says so)
+    milli = key in (VCORE, "cpu")
+    if not _is_whole(raw, milli):
+        if milli:
             raise QuantityError(f"resource {key!r}: {raw!r} is finer than a millicore (1m)")
-    elif exact.denominator != 1:
         raise QuantityError(f"resource {key!r}: {raw!r} is not a whole number (only vcore takes 'm')")
+
+
+@lru_cache(maxsize=4096)
+def _is_whole(raw: str | float, milli: bool) -> bool:
+    exact = parse_quantity(raw)
+    return (exact * 1000 if milli else exact).denominator == 1

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -75,10 +76,17 @@ _BOOL = "tag:yaml.org,2002:bool"
 _NULL = "tag:yaml.org,2002:null"
 
 
+@lru_cache(maxsize=4096)
+def _implicit_tag(value: str, implicit: tuple[bool, bool]) -> str:
+    """The tag PyYAML resolves an untagged scalar to (keys repeat: `name`, `queues`, ...)."""
+    tag: str = _RESOLVER.resolve(ScalarNode, value, implicit)  # type: ignore[no-untyped-call]
+    return tag
+
+
 def _key_identity(tag: str | None, value: str, implicit: tuple[bool, bool]) -> tuple[str, str] | None:
     """What a scalar key loads as, near enough to tell two keys apart (None: never a duplicate)."""
     if tag is None or tag == "!":
-        tag = _RESOLVER.resolve(ScalarNode, value, implicit)  # type: ignore[no-untyped-call]
+        tag = _implicit_tag(value, implicit)
     if tag == _MERGE:
         return None
     if tag == _BOOL:

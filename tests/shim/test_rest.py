@@ -468,6 +468,22 @@ async def test_validate_conf_warns_about_a_property_herder_does_not_read(served:
     assert "Herder does not read it" in warning
 
 
+async def test_validate_conf_refusal_names_every_problem_in_the_files_units_and_brings_its_warnings(
+    served: Served,
+) -> None:
+    config = VALID.replace("resources: {max: {vcore: 4}}", "resources: {guaranteed: {vcore: 10000}, max: {vcore: 5}}")
+    config = config.replace("          - name: a\n", "          - name: a\n            maxApplication: 3\n")
+    status, body = await served.request("POST", "/ws/v1/validate-conf", data=textwrap.dedent(config))
+    assert status == 200
+    assert body["allowed"] is False
+    assert body["reason"] == (
+        "partitions[default].queues.root.a: unknown key 'maxApplication' (did you mean 'maxapplications'?); "
+        "partitions[default].queues.root.a: guaranteed vcore 10000 exceeds max 5"
+    )
+    [warning] = body["warnings"]
+    assert warning.startswith("partitions[default].queues.root.a.resources.guaranteed: vcore 10000 is read as 10000")
+
+
 async def test_validate_conf_refuses_a_body_that_is_not_text(served: Served) -> None:
     status, body = await served.request("POST", "/ws/v1/validate-conf", data=b"\xff\xfe\x00queues")
     assert status == 200
