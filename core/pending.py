@@ -15,11 +15,13 @@ counts for `no-node-fits`. A pod not tried yet has neither.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from core.dao import epoch_ns
 from core.lifecycle import NOT_QUEUED
 from core.objects.application import Application
+from core.objects.application_order import SortKey
 from core.objects.queue import Queue
 from core.policies import order_queues, sort_key
 from core.state import CoreState
@@ -33,14 +35,20 @@ def _best_priority(app: Application) -> int:
     return max((ask.priority for ask in app.asks.values()), default=0)
 
 
-def _leaves(state: CoreState, queue: Queue) -> list[Queue]:
+def line_key(leaf: Queue, cluster: dict[str, int]) -> Callable[[Application], SortKey]:
+    """The leaf's order of its applications with every pending pod counted (as the pending list
+    and the autoscaler view read the line)."""
+    return sort_key(leaf, _best_priority, cluster)
+
+
+def leaves_in_line(state: CoreState, queue: Queue) -> list[Queue]:
     """The leaves under `queue` in the order the cycle walks them now; where queue priorities
     order siblings, ranked (as `_best_priority` ranks applications) with every pending pod counted."""
     if queue.is_leaf:
         return [queue]
     by_priority = state.partition.queue_priorities and queue.app_sort_priority
     children = order_queues(queue.children.values(), state.partition.cluster_capacity, by_priority)
-    return [leaf for child in children for leaf in _leaves(state, child)]
+    return [leaf for child in children for leaf in leaves_in_line(state, child)]
 
 
 Row = tuple[int, tuple[Any, ...], tuple[int, float, str], dict[str, Any]]
@@ -54,8 +62,8 @@ def pending_rows(state: CoreState, path: str) -> list[Row] | None:
         return None
     cluster = dict(state.partition.cluster_capacity)
     rows: list[Row] = []
-    for index, leaf in enumerate(_leaves(state, queue)):
-        key = sort_key(leaf, _best_priority, cluster)
+    for index, leaf in enumerate(leaves_in_line(state, queue)):
+        key = line_key(leaf, cluster)
         for app in leaf.pending_apps.values():
             app_key = key(app)
             for ask in app.asks.values():

@@ -46,6 +46,7 @@ from core.preemption.holds import drop_holds_on
 from core.preemption.preemptor import preempt
 from core.resize import resize
 from core.resources import Resource
+from core.scale_up import EMPTY, ScaleUpView, scale_up_view
 from core.state import CoreState
 from core.ugm.documents import UsageSample
 
@@ -71,6 +72,8 @@ class Scheduler:
         self._state = CoreState(config, settings or Settings(), callbacks, clock())
         wall = wall_clock or (time.time if clock is time.monotonic else clock)
         self._state.epoch_offset = lambda: wall() - clock()
+        self._scale_up = EMPTY
+        self._scale_up_stamp: tuple[object, ...] = ()
 
     # -- plumbing ------------------------------------------------------------------------
     @contextmanager
@@ -430,6 +433,23 @@ class Scheduler:
     def pending_reason(self, key: str) -> str | None:
         with self._lock:
             return self._state.reasons.get(key)
+
+    def scale_up_view(self) -> ScaleUpView:
+        """Each waiting pod's category for autoscalers and each reserving gang's need
+        (core/scale_up.py); worked out again only when the scheduler's state changed."""
+        with self._locked() as state:
+            stamp = (
+                state.version,
+                state.events.highest_id(),
+                len(state.ask_app),
+                len(state.unplaced),
+                len(state.allocations),
+                state.settings,
+            )
+            if stamp != self._scale_up_stamp:
+                self._scale_up = scale_up_view(state, self._scale_up.generation + 1)
+                self._scale_up_stamp = stamp
+            return self._scale_up
 
     def node_verdicts(self, ask: Ask) -> dict[str, str | None]:
         """Per node, why `ask` could not go there now (None: it could), placing nothing."""

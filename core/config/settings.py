@@ -50,6 +50,10 @@ class Settings:
     admission_namespace_label: str = "herder.io/scheduler"
     admission_template_paths: tuple[str, ...] = ()  # `Kind=dotted.path` of custom kinds' pod templates
     placeholder_image: str = "registry.k8s.io/pause:3.10"
+    # pods held back by a queue, a limit or a quota say SchedulingSkipped to cluster autoscalers
+    # (False: every waiting pod says Unschedulable, as before; docs/autoscaling.md)
+    scheduling_skipped: bool = True
+    provisioning_requests: bool = False  # gangs that lack only nodes get a ProvisioningRequest
 
     def to_dict(self) -> dict[str, object]:
         """The settings under their dotted keys; durations in seconds, resources as plain maps."""
@@ -212,6 +216,8 @@ _KEYS: dict[str, tuple[str, Callable[[object], Any]]] = {
     "admission.namespaceLabel": ("admission_namespace_label", _string),
     "admission.templatePaths": ("admission_template_paths", _template_paths),
     "service.placeholderImage": ("placeholder_image", _string),
+    "autoscaling.schedulingSkipped": ("scheduling_skipped", _boolean),
+    "autoscaling.provisioningRequests": ("provisioning_requests", _boolean),
 }
 assert {name for name, _ in _KEYS.values()} == {f.name for f in fields(Settings)}
 

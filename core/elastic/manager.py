@@ -399,6 +399,41 @@ class ElasticQuotaManager:
                         )
             return None
 
+    def ceiling_refusal(self, quota: str, resource: Resource, preemptible: bool) -> str | None:
+        """Why `resource` more would take the quota past what it may hold however large the
+        cluster grows: its max (its min for a resource its shared weight gives 0: it never
+        borrows), a parent's max, the min for non-preemptible pods. None when at most its
+        runtime (its share of the cluster, which grows with the cluster) stands in the way."""
+        with self._lock:
+            spec = self._specs.get(quota)
+            if spec is not None and spec.is_parent:
+                return f"quota {quota} is a parent quota; pods belong to its leaves"
+            maximum = self._max(quota)
+            used = self._used(quota)
+            for key in sorted(maximum):
+                cap = maximum.get_value(key)
+                if spec is not None and spec.shared_weight is not None and spec.shared_weight.get_value(key) <= 0:
+                    cap = min(cap, spec.min.get_value(key))
+                asked = resource.get_value(key)
+                if asked and used.get_value(key) + asked > cap:
+                    held, more, ceiling = format_amounts(key, used.get_value(key), asked, cap)
+                    return f"quota {quota} would exceed its max: {key} {held} used + {more} asked > {ceiling}"
+            if self._settings.check_parent_quota:
+                refusal = self._parent_refusal(quota, resource)
+                if refusal is not None:
+                    return refusal
+            if not preemptible and spec is not None:
+                fixed = self._used(quota, only_non_preemptible=True)
+                for key in sorted(maximum):
+                    asked = resource.get_value(key)
+                    if asked and fixed.get_value(key) + asked > spec.min.get_value(key):
+                        held, more, least = format_amounts(key, fixed.get_value(key), asked, spec.min.get_value(key))
+                        return (
+                            f"quota {quota}: non-preemptible pods may use only its min: {key}"
+                            f" {held} used + {more} asked > {least} min"
+                        )
+            return None
+
     def status(self) -> dict[str, QuotaStatus]:
         with self._lock:
             result = {}
