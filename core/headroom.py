@@ -31,6 +31,14 @@ from core.resources import Resource, add_into, format_amounts
 from core.ugm.manager import UserGroupManager
 
 
+class Refusal(NamedTuple):
+    """Why the headroom left cannot hold a pod; `quota_alone`: its quota's ceiling refuses the
+    pod alone (the cycle's own quota reason says as much)."""
+
+    message: str
+    quota_alone: bool = False
+
+
 class _UgmTrial(NamedTuple):
     path: str
     app: Application
@@ -59,25 +67,25 @@ class HeadroomLedger:
         self._log: list[_Entry] = []
 
     # -- admitting -----------------------------------------------------------------------
-    def admit(self, leaf: Queue, app: Application, ask: Ask, quota: str) -> str | None:
+    def admit(self, leaf: Queue, app: Application, ask: Ask, quota: str) -> Refusal | None:
         """Count the ask, or say why the headroom left after the pods admitted so far cannot
         hold it (and count nothing)."""
         resource = ask.resource
         why = self._queue_refusal(leaf, resource) or self._applications_refusal(leaf, app)
         if why is not None:
-            return why
+            return Refusal(why)
         trial = None
         ugm = self._ugm
         if ugm.limits_apply(leaf.path) or not app.app_id:
             if not ugm.increase_tracked_resource(leaf.path, app.app_id, resource, app.user):
-                return f"{ugm.denial_reason(leaf.path, app.app_id, resource, app.user)}{_AHEAD}"
+                return Refusal(f"{ugm.denial_reason(leaf.path, app.app_id, resource, app.user)}{_AHEAD}")
             trial = _UgmTrial(leaf.path, app, resource)
             self._trials[(leaf.path, app.app_id)] = self._trials.get((leaf.path, app.app_id), 0) + 1
-        why = self._quota_refusal(quota, resource, ask.preemptible)
-        if why is not None:
+        refusal = self._quota_refusal(quota, resource, ask.preemptible)
+        if refusal is not None:
             if trial is not None:
                 self._undo_trial(trial)
-            return why
+            return refusal
         self._count(leaf, app, quota, ask.preemptible, resource, trial)
         return None
 
@@ -137,7 +145,7 @@ class HeadroomLedger:
                 )
         return None
 
-    def _quota_refusal(self, quota: str, resource: Resource, preemptible: bool) -> str | None:
+    def _quota_refusal(self, quota: str, resource: Resource, preemptible: bool) -> Refusal | None:
         manager = self._quota_manager
         ahead = self._quotas.get(quota)
         why = manager.ceiling_refusal(quota, _plus(ahead, resource), True)
@@ -146,7 +154,9 @@ class HeadroomLedger:
             why = manager.ceiling_refusal(quota, _plus(fixed, resource), False)
         if why is None:
             return None
-        return f"{why}{_AHEAD}" if ahead and any(ahead.values()) else why
+        if ahead and any(ahead.values()):
+            return Refusal(f"{why}{_AHEAD}")
+        return Refusal(why, quota_alone=True)
 
     # -- transactions --------------------------------------------------------------------
     def checkpoint(self) -> int:

@@ -129,7 +129,9 @@ def _classify(
         return PendingCondition(LIMITS, reason)
     held = ledger.admit(leaf, app, ask, quota)
     if held is not None:
-        return PendingCondition(LIMITS, f"{reason}; not counted for new nodes: {held}")
+        if rule == QUOTA and held.quota_alone:
+            return PendingCondition(LIMITS, reason)  # its quota's max: the cycle's reason says so
+        return PendingCondition(LIMITS, f"{reason}; not counted for new nodes: {held.message}")
     return PendingCondition(NODES, reason)
 
 

@@ -48,19 +48,8 @@ def placeholder_manifest(
     ask = allocation.ask
     assert ask is not None and ask.placeholder
     namespace, _, name = allocation.key.rpartition("/")
-    fields = _group(originator, ask.task_group)
-    meta, spec = meta_of(originator), map_at(originator, "spec")
-    originator_labels, originator_annotations = labels_of(originator), annotations_of(originator)
-    labels = {str(k): str(v) for k, v in (fields.get("labels") or {}).items()}
-    labels.update({key: str(originator_labels[key]) for key in _COPIED_LABELS if key in originator_labels})
-    labels[LABEL_APP_ID] = ask.application_id
-    annotations = {str(k): str(v) for k, v in (fields.get("annotations") or {}).items()}
-    annotations.update(
-        {key: str(originator_annotations[key]) for key in _COPIED_ANNOTATIONS if key in originator_annotations}
-    )
-    annotations[ANNOTATION_PLACEHOLDER] = "true"
-    annotations[ANNOTATION_TASK_GROUP_NAME] = ask.task_group
-    resources = {str(k): str(v) for k, v in (fields.get("minResource") or {}).items()}
+    meta = meta_of(originator)
+    labels, annotations, pod_spec = _member(originator, ask.application_id, ask.task_group, image, scheduler_name)
     owners = [
         {
             "apiVersion": "v1",
@@ -73,9 +62,54 @@ def placeholder_manifest(
     ]
     if is_placeholder(originator):  # after a restart a recovered placeholder is the template: same owner
         owners = [dict(owner) for owner in meta.get("ownerReferences") or []]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace or str(meta.get("namespace", "default")),
+            "labels": labels,
+            "annotations": annotations,
+            "ownerReferences": owners,
+        },
+        "spec": {**pod_spec, "nodeName": allocation.node_id},
+    }
+
+
+def placeholder_template(
+    originator: Mapping[str, Any], application_id: str, group: str, image: str, scheduler_name: str, name: str
+) -> dict[str, Any]:
+    """A PodTemplate of one member of the task group (a placeholder, not bound anywhere): what a
+    ProvisioningRequest asks nodes for (shim/autoscaling.py). ConversionError when the
+    originator does not define the group."""
+    labels, annotations, pod_spec = _member(originator, application_id, group, image, scheduler_name)
+    return {
+        "apiVersion": "v1",
+        "kind": "PodTemplate",
+        "metadata": {"name": name, "namespace": str(meta_of(originator).get("namespace", "default"))},
+        "template": {"metadata": {"labels": labels, "annotations": annotations}, "spec": pod_spec},
+    }
+
+
+def _member(
+    originator: Mapping[str, Any], application_id: str, group: str, image: str, scheduler_name: str
+) -> tuple[dict[str, str], dict[str, str], dict[str, Any]]:
+    """A placeholder's labels, annotations and pod spec (without a node)."""
+    fields = _group(originator, group)
+    spec = map_at(originator, "spec")
+    originator_labels, originator_annotations = labels_of(originator), annotations_of(originator)
+    labels = {str(k): str(v) for k, v in (fields.get("labels") or {}).items()}
+    labels.update({key: str(originator_labels[key]) for key in _COPIED_LABELS if key in originator_labels})
+    labels[LABEL_APP_ID] = application_id
+    annotations = {str(k): str(v) for k, v in (fields.get("annotations") or {}).items()}
+    annotations.update(
+        {key: str(originator_annotations[key]) for key in _COPIED_ANNOTATIONS if key in originator_annotations}
+    )
+    annotations[ANNOTATION_PLACEHOLDER] = "true"
+    annotations[ANNOTATION_TASK_GROUP_NAME] = group
+    resources = {str(k): str(v) for k, v in (fields.get("minResource") or {}).items()}
     pod_spec: dict[str, Any] = {
         "schedulerName": scheduler_name,
-        "nodeName": allocation.node_id,
         "restartPolicy": "Never",
         "terminationGracePeriodSeconds": 0,
         "securityContext": {"runAsNonRoot": True, "runAsUser": 65535},
@@ -92,18 +126,7 @@ def placeholder_manifest(
     for key in ("priorityClassName", "priority", "imagePullSecrets"):
         if spec.get(key) is not None:
             pod_spec[key] = spec[key]
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": namespace or str(meta.get("namespace", "default")),
-            "labels": labels,
-            "annotations": annotations,
-            "ownerReferences": owners,
-        },
-        "spec": pod_spec,
-    }
+    return labels, annotations, pod_spec
 
 
 def _group(originator: Mapping[str, Any], name: str) -> Mapping[str, Any]:

@@ -1,6 +1,6 @@
-"""A waiting pod tells why: PodScheduled=False, reason Unschedulable, the core's reason as message,
-written through the real client only when the reason changes, a few pods per interval, and never
-over a binding."""
+"""A waiting pod tells why: PodScheduled=False, reason Unschedulable (only nodes lack) or
+SchedulingSkipped (a queue, limit or quota holds it), the core's reason as message, written through
+the real client only when it changes, a few pods per interval, and never over a binding."""
 
 from __future__ import annotations
 
@@ -10,12 +10,14 @@ from typing import Any
 import pytest
 from kubernetes import client
 
+from core.config import load_config
 from core.events import SchedulingEvent
 from core.objects.ask import Allocation
 from core.scheduler import Scheduler
 from shim.convert.nodes import node_to_info
 from shim.convert.pods import pod_to_ask
-from shim.kube.write.pod_status import PodConditionWriter, shown_reason
+from shim.convert.quotas import quota_to_spec
+from shim.kube.write.pod_status import PodConditionWriter, shown_condition
 from shim.kube.write.status_api import StatusApi
 from tests.kube.conftest import team_pod
 from tests.kube.kmock_thread import KmockThread
@@ -73,7 +75,7 @@ class World:
         return PodConditionWriter(
             StatusApi(self.api.api_client()),
             self.cached,
-            self.scheduler.pending_reason,
+            self.scheduler.scale_up_view,
             lambda: interval,
             per_pass=per_pass,
             clock=self.clock,
@@ -112,9 +114,8 @@ def test_an_unchanged_reason_is_not_written_again(world: World) -> None:
     writer = world.writer()
     world.feed(writer)
     writer.tick()
-    [unschedulable] = [e for e in world.scheduler.events.latest() if e.reason == "Unschedulable"]
-    for _ in range(3):  # the same reason reported again (a restart replays it)
-        writer.observe(unschedulable)
+    for _ in range(3):
+        world.scheduler.schedule()  # the pod is tried again and parked with the same reason
         world.clock.now += 5
         assert writer.tick() == 0
     assert len(world.api.writes("/pods/job-1/status")) == 1
@@ -180,8 +181,56 @@ def test_reason_already_shown_after_a_restart_is_not_rewritten(world: World) -> 
     first = world.writer()
     world.feed(first)
     first.tick()
-    [unschedulable] = [e for e in world.scheduler.events.latest() if e.reason == "Unschedulable"]
     restarted = world.writer()
-    restarted.observe(unschedulable)
     assert restarted.tick() == 0
-    assert shown_reason(world.cached("uid-job-1") or {}) == world.scheduler.pending_reason("uid-job-1")
+    shown = shown_condition(world.cached("uid-job-1") or {})
+    assert shown == ("Unschedulable", world.scheduler.pending_reason("uid-job-1"))
+
+
+def test_a_pod_over_its_queues_max_says_scheduling_skipped_and_one_within_it_unschedulable(world: World) -> None:
+    config = """
+partitions:
+  - name: default
+    placementrules: [{name: tag, value: namespace, create: true}]
+    queues:
+      - name: root
+        submitacl: "*"
+        queues:
+          - {name: team-a, resources: {max: {vcore: "1"}}}
+"""
+    world.scheduler.update_config(load_config(config))
+    world.submit(team_pod("first"), team_pod("second"))
+    writer = world.writer()
+    assert writer.tick() == 2
+    first, second = world.condition("first"), world.condition("second")
+    assert first is not None and first["reason"] == "Unschedulable"
+    assert second is not None and second["reason"] == "SchedulingSkipped"
+    assert "queue root.team-a has no headroom left for it" in second["message"]
+
+
+def test_a_pod_whose_category_changes_gets_a_new_condition(world: World) -> None:
+    world.submit(team_pod("first"), team_pod("second"))
+    world.scheduler.update_quota(
+        quota_to_spec(
+            {
+                "metadata": {"name": "team-a", "namespace": "team-a"},
+                "spec": {"min": {"cpu": "1"}, "max": {"cpu": "1"}},
+            }
+        )
+    )
+    world.scheduler.schedule()
+    writer = world.writer()
+    writer.tick()
+    assert (world.condition("second") or {}).get("reason") == "SchedulingSkipped"
+    world.scheduler.update_quota(
+        quota_to_spec(
+            {
+                "metadata": {"name": "team-a", "namespace": "team-a"},
+                "spec": {"min": {"cpu": "2"}, "max": {"cpu": "2"}},
+            }
+        )
+    )
+    world.scheduler.schedule()
+    world.clock.now += 1
+    assert writer.tick() >= 1
+    assert (world.condition("second") or {}).get("reason") == "Unschedulable"

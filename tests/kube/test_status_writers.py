@@ -71,7 +71,7 @@ def writers(api: KmockThread, sched: Scheduler, events: queue.Queue[SchedulingEv
     return StatusWriters(
         events,
         QuotaStatusWriter(status_api, sched.quota_status, namespaces, lambda: 1.0),
-        PodConditionWriter(status_api, cached, sched.pending_reason, lambda: 1.0),
+        PodConditionWriter(status_api, cached, sched.scale_up_view, lambda: 1.0),
         EventWriter(status_api, locate, EventCorrelator()),
         active=lambda: leader,
     )
@@ -97,7 +97,8 @@ def test_one_round_shows_quota_figures_waiting_reasons_and_events(api: KmockThre
     assert quota["status"]["used"] == {"cpu": "1500m"}
     waits = next(p for p in api.objects("pods") if p["metadata"]["name"] == "waits")
     [condition] = waits["status"]["conditions"]
-    assert condition["reason"] == "Unschedulable" and condition["message"] == sched.pending_reason("uid-waits")
+    # held back by its quota's max (1500m used + 1 > 2), not for lack of a node: no autoscaler adds one
+    assert condition["reason"] == "SchedulingSkipped" and condition["message"] == sched.pending_reason("uid-waits")
     reasons = {(e["involvedObject"]["name"], e["reason"]) for e in api.objects("events")}
     assert reasons == {("fits", "Scheduled"), ("waits", "FailedScheduling")}
 

@@ -112,7 +112,7 @@ def start_status_writers(op: Any) -> StatusWriters:
     writers = StatusWriters(
         op.callbacks.events,
         QuotaStatusWriter(api, scheduler.quota_status, namespaces, interval),
-        PodConditionWriter(api, op.cache.pod, scheduler.pending_reason, interval),
+        PodConditionWriter(api, op.cache.pod, scheduler.scale_up_view, interval),
         EventWriter(api, op.cache.locate, correlator, active=op.may_write),
         active=op.may_write,
     )
