@@ -122,9 +122,11 @@ class HeadroomLedger:
             ahead = self._queues.get(queue.path, {})
             for key, cap in limit.items():
                 asked = resource.get_value(key)
-                held = queue.allocated.get(key, 0)
-                if asked > 0 and held + ahead.get(key, 0) + asked > cap:
-                    shown = format_amounts(key, held, ahead.get(key, 0), asked, cap)
+                held, waiting = queue.allocated.get(key, 0), ahead.get(key, 0)
+                if asked > 0 and held + waiting + asked > cap:
+                    if not waiting:
+                        return queue.max_message(key, asked)
+                    shown = format_amounts(key, held, waiting, asked, cap)
                     return (
                         f"queue {queue.path} has no headroom left for it: {key} {shown[0]} allocated + {shown[1]}"
                         f" for the pods ahead of it that wait for nodes + {shown[2]} asked > {shown[3]} max"
