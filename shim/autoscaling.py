@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from core.scale_up import NODES, GangNeed
 
@@ -101,6 +102,59 @@ class RequestState:
                 self.expired = true
         if self.expired and self.attempt >= ATTEMPTS and not self.failed:
             self.failed = f"its booking expired {self.attempt} times before the gang could reserve its nodes"
+
+
+def request_manifest(
+    version: str, namespace: str, name: str, application_id: str, pod_sets: Sequence[tuple[str, int]]
+) -> dict[str, Any]:
+    """A ProvisioningRequest for the gang: one pod set per PodTemplate (name, count)."""
+    return {
+        "apiVersion": f"{GROUP}/{version}",
+        "kind": KIND,
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {MANAGED_BY: "herder"},
+            "annotations": {APPLICATION_ANNOTATION: application_id},
+        },
+        "spec": {
+            "provisioningClassName": ATOMIC_CLASS,
+            "podSets": [{"podTemplateRef": {"name": template}, "count": count} for template, count in pod_sets],
+        },
+    }
+
+
+def consumer_annotations(request: str | None) -> dict[str, str | None]:
+    """The annotations that make a pod a consumer of the request (None: no longer one)."""
+    return {CONSUME_ANNOTATION: request, CLASS_ANNOTATION: ATOMIC_CLASS if request else None}
+
+
+def adopted_request(obj: Mapping[str, Any]) -> RequestState | None:
+    """A request Herder made (found by its label after a restart), or None if it is not one."""
+    meta = obj.get("metadata")
+    spec = obj.get("spec")
+    if not isinstance(meta, Mapping) or not isinstance(spec, Mapping):
+        return None
+    app = (meta.get("annotations") or {}).get(APPLICATION_ANNOTATION)
+    if (meta.get("labels") or {}).get(MANAGED_BY) != "herder" or not isinstance(app, str):
+        return None
+    name, namespace = str(meta.get("name") or ""), str(meta.get("namespace") or "")
+    templates = tuple(
+        str((pod_set.get("podTemplateRef") or {}).get("name") or "")
+        for pod_set in spec.get("podSets") or []
+        if isinstance(pod_set, Mapping)
+    )
+    attempt = next((n for n in range(1, ATTEMPTS + 1) if request_name(namespace, app, n) == name), ATTEMPTS)
+    state = RequestState(app, namespace, name, attempt, templates)
+    state.read_conditions(request_conditions(obj))
+    return state
+
+
+def request_conditions(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The status conditions cluster-autoscaler set on a request."""
+    status = obj.get("status")
+    found = status.get("conditions") if isinstance(status, Mapping) else None
+    return [c for c in found or [] if isinstance(c, Mapping)]
 
 
 @dataclass(frozen=True, slots=True)

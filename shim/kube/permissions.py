@@ -27,4 +27,9 @@ SHIM_API_CALLS: frozenset[tuple[str, str, str, str]] = frozenset(
     | {("storage.k8s.io", "storageclasses", verb, CLUSTER) for verb in _READ}
     | {("", "configmaps", verb, OWN_NAMESPACE) for verb in _READ}
     | {("coordination.k8s.io", "leases", verb, OWN_NAMESPACE) for verb in ("get", "create", "update", "patch")}
+    # gangs' ProvisioningRequests (autoscaling.provisioningRequests): the requests, their pod
+    # templates, and the consume annotations on the gang's pods
+    | {("autoscaling.x-k8s.io", "provisioningrequests", verb, CLUSTER) for verb in ("create", "list", "delete")}
+    | {("", "podtemplates", verb, CLUSTER) for verb in ("create", "delete")}
+    | {("", "pods", "patch", CLUSTER)}
 )

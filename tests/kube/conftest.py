@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -164,10 +165,11 @@ class Cluster:
         return [e for e in events if e["involvedObject"]["kind"] == kind and e["involvedObject"]["name"] == name]
 
 
-@pytest.fixture
-def cluster() -> Iterator[Cluster]:
-    """Three nodes of 4 CPUs, Herder's namespace and its ConfigMap (QUEUES)."""
-    with EmulatorServer() as server:
+@contextmanager
+def emulated_cluster(autoscaling: bool = False) -> Iterator[Cluster]:
+    """Three nodes of 4 CPUs, Herder's namespace and its ConfigMap (QUEUES); with `autoscaling`
+    the API server also serves cluster-autoscaler's ProvisioningRequests."""
+    with EmulatorServer(autoscaling=autoscaling) as server:
         api_client = server.api_client()
         core = client.CoreV1Api(api_client)
         for index in range(3):
@@ -186,3 +188,10 @@ def cluster() -> Iterator[Cluster]:
         finally:
             for replica in handle.replicas:
                 replica.stop()
+
+
+@pytest.fixture
+def cluster() -> Iterator[Cluster]:
+    """Three nodes of 4 CPUs, Herder's namespace and its ConfigMap (QUEUES)."""
+    with emulated_cluster() as handle:
+        yield handle

@@ -32,8 +32,8 @@ HERDER_NAMESPACE = "herder-system"
 class EmulatorServer:
     """kmock's emulator on a local port, driven from synchronous test code."""
 
-    def __init__(self, faults: BindingFaults | None = None) -> None:
-        self.emulator = HerderEmulator(faults=faults or BindingFaults())
+    def __init__(self, faults: BindingFaults | None = None, autoscaling: bool = False) -> None:
+        self.emulator = HerderEmulator(faults=faults or BindingFaults(), autoscaling=autoscaling)
         self._loop = asyncio.new_event_loop()
         self._started = threading.Event()
         self._stop: asyncio.Event | None = None

@@ -62,6 +62,9 @@ STATEFULSETS = kmock.resource("apps", "v1", "statefulsets")
 CLAIMS = kmock.resource("", "v1", "persistentvolumeclaims")
 VOLUMES = kmock.resource("", "v1", "persistentvolumes")
 STORAGE_CLASSES = kmock.resource("storage.k8s.io", "v1", "storageclasses")
+# cluster-autoscaler's API, served only by an emulator made with `autoscaling=True`
+PROVISIONING_REQUESTS = kmock.resource("autoscaling.x-k8s.io", "v1", "provisioningrequests")
+POD_TEMPLATES = kmock.resource("", "v1", "podtemplates")
 
 _READ_WRITE = ["get", "list", "watch", "create", "patch", "update", "delete"]
 RESOURCES: dict[Any, kmock.ResourceInfo] = {
@@ -87,6 +90,12 @@ RESOURCES: dict[Any, kmock.ResourceInfo] = {
         kind="PersistentVolume", namespaced=False, verbs=_READ_WRITE, subresources=["status"], shortnames=["pv"]
     ),
     STORAGE_CLASSES: kmock.ResourceInfo(kind="StorageClass", namespaced=False, verbs=_READ_WRITE, shortnames=["sc"]),
+}
+AUTOSCALING: dict[Any, kmock.ResourceInfo] = {
+    PROVISIONING_REQUESTS: kmock.ResourceInfo(
+        kind="ProvisioningRequest", namespaced=True, verbs=_READ_WRITE, subresources=["status"], shortnames=["provreq"]
+    ),
+    POD_TEMPLATES: kmock.ResourceInfo(kind="PodTemplate", namespaced=True, verbs=_READ_WRITE),
 }
 # What a namespace deletion takes with it: workloads first (no pod is made again), then pods so
 # quotas are no longer in use.
@@ -206,6 +215,7 @@ class HerderEmulator(kmock.KubernetesEmulator):
     """The emulator with the API server behaviour listed in the module docstring."""
 
     faults: BindingFaults = attrs.field(factory=BindingFaults)
+    autoscaling: bool = False  # serve cluster-autoscaler's ProvisioningRequests (and PodTemplates)
     load: ApiLoad = attrs.field(factory=ApiLoad)
     protected: set[tuple[str, str]] = attrs.field(factory=set)  # (namespace, pod) a PDB protects
     bindings: list[BindingRecord] = attrs.field(factory=list)
@@ -227,6 +237,9 @@ class HerderEmulator(kmock.KubernetesEmulator):
         super().__attrs_post_init__()
         for resource, info in RESOURCES.items():
             self.resources[resource] = info
+        if self.autoscaling:
+            for resource, info in AUTOSCALING.items():
+                self.resources[resource] = info
 
     # -- request routing --------------------------------------------------------------------
     async def _handle(self, request: rendering.Request) -> aiohttp.web.StreamResponse:

@@ -3,7 +3,9 @@
 - ElasticQuota `status.used` and the `runtime`/`request` annotations (shim/kube/write/quota_status.py);
 - pods' `PodScheduled=False` condition with the reason they wait (shim/kube/write/pod_status.py);
 - Kubernetes Events for scheduled, waiting, evicted and preempted pods, correlated and rate
-  limited (shim/kube/write/pod_events.py).
+  limited (shim/kube/write/pod_events.py);
+- gangs' ProvisioningRequests, when `autoscaling.provisioningRequests` is on
+  (shim/kube/write/provisioning.py).
 
 `StatusWriters` runs them in one thread: every `tick` seconds it drains the core's scheduling
 events (ShimCallbacks.events) into the pod writers, then lets each writer do what its own rate
@@ -27,6 +29,8 @@ from typing import Any
 from core.events import SchedulingEvent
 from shim.kube.write.pod_events import EventCorrelator, EventWriter
 from shim.kube.write.pod_status import PodConditionWriter
+from shim.kube.write.provisioning import ProvisioningWriter
+from shim.kube.write.provisioning_api import ProvisioningApi
 from shim.kube.write.quota_status import QuotaStatusWriter
 from shim.kube.write.status_api import StatusApi
 
@@ -43,6 +47,7 @@ class StatusWriters:
         pods: PodConditionWriter,
         pod_events: EventWriter,
         active: Callable[[], bool] = lambda: True,
+        provisioning: ProvisioningWriter | None = None,
         tick: float = 0.1,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -50,6 +55,7 @@ class StatusWriters:
         self.quotas = quotas
         self.pods = pods
         self.pod_events = pod_events
+        self.provisioning = provisioning
         self._active = active
         self._tick = tick
         self._clock = clock
@@ -70,7 +76,10 @@ class StatusWriters:
                 self.pod_events.observe(event, now)
         if not active:
             return
-        for write in (self.quotas.tick, self.pods.tick, self.pod_events.flush):
+        writes = [self.quotas.tick, self.pods.tick, self.pod_events.flush]
+        if self.provisioning is not None:
+            writes.append(self.provisioning.tick)
+        for write in writes:
             if not self._active():  # the Lease may have gone during the round (a paused process)
                 return
             try:
@@ -109,12 +118,16 @@ def start_status_writers(op: Any) -> StatusWriters:
         return {name: spec.namespace for name, spec in specs.items() if spec.namespace}
 
     correlator = EventCorrelator(component=scheduler.settings.scheduler_name, instance=str(op.identity))
+    provisioning = ProvisioningWriter(
+        ProvisioningApi(op.api_client), scheduler.scale_up_view, op.cache.pod, lambda: scheduler.settings, interval
+    )
     writers = StatusWriters(
         op.callbacks.events,
         QuotaStatusWriter(api, scheduler.quota_status, namespaces, interval),
-        PodConditionWriter(api, op.cache.pod, scheduler.scale_up_view, interval),
+        PodConditionWriter(api, op.cache.pod, scheduler.scale_up_view, interval, notes=provisioning.notes),
         EventWriter(api, op.cache.locate, correlator, active=op.may_write),
         active=op.may_write,
+        provisioning=provisioning,
     )
     writers.start()
     log.info("status writers started (quota status, pod conditions, Events)")
