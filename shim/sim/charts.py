@@ -1,4 +1,5 @@
-"""PNG charts of a simulation report: queue usage, quota used against runtime, pending pods.
+"""PNG charts of a simulation report: queue usage, quota used against runtime, pending pods, and
+with node groups the nodes of each group over time with its node-hours.
 
 matplotlib is an optional dependency (`pip install herder[charts]`); `ChartsUnavailable` says
 so when it is missing, and the caller still writes the JSON report. Charts are drawn from the
@@ -17,6 +18,7 @@ QUOTA_CHART = "quota-usage.png"
 PENDING_CHART = "pending-pods.png"
 COMPARE_USAGE_CHART = "compare-usage.png"
 COMPARE_WAIT_CHART = "compare-waits.png"
+NODES_CHART = "nodes.png"
 MAX_QUOTA_PANELS = 8
 MAX_QUEUE_PANELS = 8
 
@@ -165,6 +167,33 @@ def pending_chart(plt: Any, report: Mapping[str, Any], path: Path) -> None:
     _save(plt, fig, path)
 
 
+def nodes_chart(plt: Any, report: Mapping[str, Any], path: Path) -> bool:
+    """Nodes per node group (booting ones included) and the scenario's own, with node-hours."""
+    autoscaler = report.get("autoscaler")
+    samples, until = report["timeline"], float(report["until"])
+    if not autoscaler or not any("nodes" in s for s in samples):
+        return False
+    hours = {name: entry["nodeHours"] for name, entry in autoscaler["groups"].items()}
+    hours["static"] = autoscaler["static"]["nodeHours"]
+    fig, ax = plt.subplots(figsize=(10, 3.4))
+    for name in [*autoscaler["groups"], "static"]:
+
+        def count(s: Mapping[str, Any], n: str = name) -> float:
+            return float(s.get("nodes", {}).get(n, 0))
+
+        times, values = _series(samples, until, count)
+        ax.step(times, values, where="post", label=f"{name}: {hours[name]:g} node-hours")
+    ax.set_title(f"{report['name']}: nodes ({autoscaler['nodeHours']:g} node-hours in all)")
+    ax.set_xlabel("simulated seconds")
+    ax.set_ylabel("nodes")
+    ax.set_ylim(bottom=0)
+    ax.yaxis.get_major_locator().set_params(integer=True)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper right", fontsize="small")
+    _save(plt, fig, path)
+    return True
+
+
 def _save(plt: Any, fig: Any, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=100)
@@ -179,6 +208,8 @@ def write_charts(report: Mapping[str, Any], directory: Path) -> list[Path]:
     pending_chart(plt, report, written[1])
     if quota_chart(plt, report, directory / QUOTA_CHART):
         written.append(directory / QUOTA_CHART)
+    if nodes_chart(plt, report, directory / NODES_CHART):
+        written.append(directory / NODES_CHART)
     return written
 
 

@@ -15,6 +15,10 @@ do nothing; skipping them keeps a day of simulated time fast and the result iden
 The core is also woken when a pending pod's `preemption.delay` runs out (it says when), so a
 queue under its guarantee preempts at the exact moment it may.
 
+With `nodeGroups`, a simulated cluster-autoscaler (shim/sim/autoscaler.py) looks at its scan
+ticks, after the core settled: it removes nodes empty for long enough, asks for nodes for the
+pods Herder marks `Unschedulable` (they join later, as scenario events), and counts node-hours.
+
 Without `until`, the run ends when nothing can change any more: no event or arrival left,
 no running pod with an end, no recycler or preemption delay running.
 """
@@ -32,6 +36,7 @@ from core.scheduler import COMPLETING_TIMEOUT, Scheduler
 from shim.convert.objects import labels_of
 from shim.convert.quotas import LABEL_PARENT
 from shim.sim.agenda import ARRIVAL, EVENT, FINISH, SNAPSHOT, Agenda
+from shim.sim.autoscaler import SimAutoscaler
 from shim.sim.cluster import PENDING, RUNNING, AskMemo, SimCallbacks, SimCluster, SimPod
 from shim.sim.manifests import labels_match, node_manifest, pod_manifest
 from shim.sim.resize import resize_pod
@@ -71,6 +76,9 @@ class Simulation:
         )
         self.agenda = Agenda()
         self.cluster = SimCluster(self.scheduler, self.callbacks, self._started, self._app_idle)
+        self.autoscaler: SimAutoscaler | None = None
+        if scenario.node_groups:
+            self.autoscaler = SimAutoscaler(scenario.node_groups, self.cluster, self.scheduler, self._later)
         self.timeline = Timeline()
         self.snapshots: dict[str, dict[str, Any]] = {}
         self.wall_seconds = 0.0
@@ -90,6 +98,8 @@ class Simulation:
         for entry in scenario.nodes:
             for name in node_names(entry):
                 cluster.add_node(node_manifest(entry, name), 0.0)
+        if self.autoscaler is not None:
+            self.autoscaler.start(0.0)
         for namespace in scenario.namespaces:
             cluster.apply_namespace(namespace, 0.0)
         for quota in _parents_first(scenario.quotas):
@@ -104,6 +114,10 @@ class Simulation:
             self.agenda.push(event.at, EVENT, partial(self._event, event))
         for moment in scenario.snapshots:
             self.agenda.push(moment, SNAPSHOT, _nothing)
+
+    def _later(self, when: float, action: Callable[[float], None]) -> None:
+        """Something to happen at `when` (a node the autoscaler asked for joins), as a scenario event."""
+        self.agenda.push(when, EVENT, action)
 
     def _started(self, now: float, pod: SimPod) -> None:
         if pod.duration is not None:
@@ -132,7 +146,8 @@ class Simulation:
         self._setup()
         self._moment(0.0)
         while True:
-            moments = (self.agenda.next_time(), self._next_tick, self.scheduler.preemption_due())
+            autoscaler = self.autoscaler.next_time() if self.autoscaler is not None else None
+            moments = (self.agenda.next_time(), self._next_tick, self.scheduler.preemption_due(), autoscaler)
             upcoming = [t for t in moments if t is not None]
             if not upcoming or (until is not None and min(upcoming) > until):
                 break
@@ -143,12 +158,16 @@ class Simulation:
             if pace is not None:
                 pace(until)
             self.now = until
+            if self.autoscaler is not None:
+                self.autoscaler.account(until)
             self._settle(until)
             self._sample(until)
         self.wall_seconds = time.perf_counter() - started
 
     def _moment(self, t: float) -> None:
         self.now = t
+        if self.autoscaler is not None:
+            self.autoscaler.account(t)
         while True:
             due = self.agenda.pop_due(t)
             if not due:
@@ -160,6 +179,10 @@ class Simulation:
         while self._next_tick is not None and self._next_tick <= t:
             self._tick(t)
             self._plan_tick(t)
+        if self.autoscaler is not None:
+            if self.autoscaler.act(t):
+                self._settle(t)
+            self.autoscaler.observe(t)
         self._sample(t)
         if t in self._snapshot_times:
             self.snapshots[moment_key(t)] = self.scheduler.state_dump()
@@ -310,6 +333,7 @@ class Simulation:
             self.scheduler.quota_status() if self.cluster.quotas else {},
             pending=counts[PENDING],
             running=counts[RUNNING],
+            nodes=self.autoscaler.node_counts() if self.autoscaler is not None else None,
         )
 
 

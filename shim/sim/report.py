@@ -9,7 +9,13 @@
                    "foreign", "placeholders", "sim_seconds", "wall_seconds"},
                   (pods = pending + running + finished + evicted + deleted: each pod in one state)
      "events":    the core's scheduling events and the simulator's own (type SCENARIO), in order,
-     "timeline":  samples of queue usage, quota used/runtime and pod counts (see timeline.py)}
+     "timeline":  samples of queue usage, quota used/runtime and pod counts (see timeline.py),
+     "autoscaler": with `nodeGroups` only: per group its nodes, peak, nodes added and removed and
+                   node-hours (and cost), the scenario's own nodes as `static`, the pods that
+                   triggered a scale-up and the gangs' ProvisioningRequests (see autoscaler.py)}
+
+A pending pod's entry also says what it tells autoscalers: `condition` is `Unschedulable` or
+`SchedulingSkipped` (shim/autoscaling.py), once Herder has tried it.
 
 Every figure in it comes from the run; only `summary.wall_seconds` differs between two runs
 of the same scenario.
@@ -17,8 +23,11 @@ of the same scenario.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from core.scale_up import PendingCondition
+from shim.autoscaling import condition_reason
 from shim.sim.cluster import DELETED, EVICTED, FOREIGN, PENDING, RUNNING, SUCCEEDED, SimPod
 from shim.sim.engine import Simulation
 
@@ -38,7 +47,9 @@ def _pending_queues(state: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def pod_entry(sim: Simulation, pod: SimPod, pending_queue: dict[str, str]) -> dict[str, Any]:
+def pod_entry(
+    sim: Simulation, pod: SimPod, pending_queue: dict[str, str], conditions: Mapping[str, PendingCondition]
+) -> dict[str, Any]:
     reason, queue, quota = pod.reason, pod.queue, pod.quota
     if pod.state == PENDING:
         reason = sim.scheduler.pending_reason(pod.key) or reason
@@ -59,13 +70,17 @@ def pod_entry(sim: Simulation, pod: SimPod, pending_queue: dict[str, str]) -> di
     }
     if pod.placeholder:
         entry["placeholder"] = True
+    condition = conditions.get(pod.key) if pod.state == PENDING else None
+    if condition is not None:
+        entry["condition"] = condition_reason(condition.category)
     return entry
 
 
 def build_report(sim: Simulation) -> dict[str, Any]:
     state = sim.scheduler.state_dump()
     pending_queue = _pending_queues(state)
-    pods = {name: pod_entry(sim, pod, pending_queue) for name, pod in sim.cluster.pods.items()}
+    conditions = sim.scheduler.scale_up_view().conditions
+    pods = {name: pod_entry(sim, pod, pending_queue, conditions) for name, pod in sim.cluster.pods.items()}
     herder = [pod for pod in sim.cluster.pods.values() if pod.herder and not pod.placeholder]
     by_state = dict.fromkeys((PENDING, RUNNING, SUCCEEDED, EVICTED, DELETED), 0)
     for pod in herder:
@@ -83,7 +98,7 @@ def build_report(sim: Simulation) -> dict[str, Any]:
         "sim_seconds": seconds(sim.now),
         "wall_seconds": round(sim.wall_seconds, 3),
     }
-    return {
+    report = {
         "name": sim.scenario.name,
         "until": seconds(sim.now),
         "pods": pods,
@@ -93,3 +108,6 @@ def build_report(sim: Simulation) -> dict[str, Any]:
         "events": sim.callbacks.journal,
         "timeline": sim.timeline.samples,
     }
+    if sim.autoscaler is not None:
+        report["autoscaler"] = sim.autoscaler.report()
+    return report

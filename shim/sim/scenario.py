@@ -22,6 +22,7 @@ import yaml
 from core.config import ConfigError, SchedulerConfig, Settings, SettingsError, load_config, parse_settings
 from core.config.safe_yaml import load_yaml
 from shim.command import read_user_text
+from shim.sim.node_groups import NodeGroup, parse_node_groups
 from shim.sim.trace import TraceError, load_trace, trace_pod
 
 TOP_KEYS = (
@@ -38,6 +39,7 @@ TOP_KEYS = (
     "events",
     "until",
     "snapshots",
+    "nodeGroups",
 )
 NODE_KEYS = ("name", "count", "allocatable", "labels", "annotations", "taints", "unschedulable", "ready")
 WORKLOAD_KEYS = ("at", "count", "duration", "created", "started", "pod")
@@ -136,6 +138,7 @@ class Scenario:
     events: tuple[ScenarioEvent, ...] = ()
     until: float | None = None
     snapshots: tuple[float, ...] = ()
+    node_groups: tuple[NodeGroup, ...] = ()  # what a simulated cluster-autoscaler may add (node_groups.py)
 
 
 def object_kind(obj: Mapping[str, Any]) -> str | None:
@@ -474,6 +477,12 @@ def parse_scenario(
         "node",
     )
 
+    node_groups = parse_node_groups(reader, top.get("nodeGroups"), _node)
+    taken = {n for entry in node_list for n in node_names(entry)}
+    for i, group in enumerate(node_groups):
+        if group.name in taken:
+            reader.bad(f"nodeGroups[{i}].name", f"{group.name} is a node of nodes: its nodes' names would clash")
+
     namespaces = _named_objects(reader, top, "namespaces", "namespace")
     quotas = _named_objects(reader, top, "quotas", "ElasticQuota")
     priority_classes = _named_objects(reader, top, "priorityclasses", "PriorityClass")
@@ -545,6 +554,7 @@ def parse_scenario(
         events=tuple(e for e in events if e is not None),
         until=until,
         snapshots=tuple(sorted(set(snapshots))),
+        node_groups=tuple(node_groups),
     )
 
 

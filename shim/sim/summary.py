@@ -135,6 +135,7 @@ def human_summary(report: Mapping[str, Any]) -> str:
             lines.append(f"  ... and {len(evicted) - SHOWN} more")
     lines.extend(_deleted(pods))
     lines.extend(_applications(report))
+    lines.extend(_autoscaler(report))
     notable = Counter(e["reason"] for e in report["events"] if e["reason"] in NOTABLE)
     if notable:
         lines.append("Events worth a look: " + ", ".join(f"{n} {reason}" for reason, n in sorted(notable.items())))
@@ -202,4 +203,23 @@ def _applications(report: Mapping[str, Any]) -> list[str]:
         fates = {"Replaced": "replaced by their pods", "Released": "released unused", "Running": "still holding room"}
         parts = [f"{placeholders[state]} {fates.get(state, state)}" for state in sorted(placeholders)]
         lines.append(f"  placeholders: {sum(placeholders.values())} placed: " + ", ".join(parts))
+    return lines
+
+
+def _autoscaler(report: Mapping[str, Any]) -> list[str]:
+    """What the simulated cluster-autoscaler bought: nodes and node-hours per group."""
+    autoscaler = report.get("autoscaler")
+    if not autoscaler:
+        return []
+    lines = [
+        f"Autoscaler ({autoscaler['nodeHours']:g} node-hours in all; {autoscaler['triggeredScaleUp']} pod(s)"
+        " triggered a scale-up):"
+    ]
+    for name, group in autoscaler["groups"].items():
+        cost = f", cost {group['cost']:g}" if "cost" in group else ""
+        lines.append(
+            f"  {name}: {group['nodes']} now, peak {group['peak']}, {group['added']} added, {group['removed']}"
+            f" removed; {group['nodeHours']:g} node-hours{cost}"
+        )
+    lines.append(f"  static: {autoscaler['static']['nodes']} nodes; {autoscaler['static']['nodeHours']:g} node-hours")
     return lines

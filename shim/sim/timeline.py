@@ -1,4 +1,5 @@
-"""The timeline the charts draw: queue usage, quota used against runtime, pending and running pods.
+"""The timeline the charts draw: queue usage, quota used against runtime, pending and running pods,
+and with node groups the nodes of each group (those booting included) and the scenario's own.
 
 A sample is taken at every moment the simulation stops at, and kept only when something in it
 changed, so each sample holds until the next one (draw it as steps). Resources are in core
@@ -27,6 +28,7 @@ class Timeline:
         *,
         pending: int,
         running: int,
+        nodes: Mapping[str, int] | None = None,
     ) -> None:
         body: dict[str, Any] = {
             "queues": queues,
@@ -38,6 +40,8 @@ class Timeline:
             "pending": pending,
             "running": running,
         }
+        if nodes is not None:
+            body["nodes"] = dict(nodes)
         if body == self._last:
             return
         self._last = body

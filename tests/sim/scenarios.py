@@ -83,8 +83,8 @@ def simulate(document: Mapping[str, Any], overrides: Mapping[str, str] | None = 
     return build_report(simulation)
 
 
-def simulate_example(name: str) -> dict[str, Any]:
-    simulation = Simulation(load_scenario(EXAMPLES / name))
+def simulate_example(name: str, overrides: Mapping[str, str] | None = None) -> dict[str, Any]:
+    simulation = Simulation(load_scenario(EXAMPLES / name, overrides))
     simulation.run()
     return build_report(simulation)
 
