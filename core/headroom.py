@@ -65,6 +65,11 @@ class HeadroomLedger:
         self._fixed: dict[str, dict[str, int]] = {}  # non-preemptible pods only
         self._trials: dict[tuple[str, str], int] = {}  # (path, application) -> trial increases standing
         self._log: list[_Entry] = []
+        # A queue's answer per leaf and request shape, valid while nothing was counted or taken
+        # back since (`_counted`): once a queue is full, each of its thousands of waiting pods
+        # would otherwise be measured against it, words and all.
+        self._counted = 0
+        self._queue_answers: dict[tuple[str, Resource], tuple[int, str | None]] = {}
 
     # -- admitting -----------------------------------------------------------------------
     def admit(self, leaf: Queue, app: Application, ask: Ask, quota: str) -> Refusal | None:
@@ -112,9 +117,19 @@ class HeadroomLedger:
         if not preemptible:
             add_into(self._fixed.setdefault(quota, {}), resource)
         self._log.append(_Entry(paths, new_app, app.app_id, quota, preemptible, resource, trial))
+        self._counted += 1
 
     # -- the checks ----------------------------------------------------------------------
     def _queue_refusal(self, leaf: Queue, resource: Resource) -> str | None:
+        key = (leaf.path, resource)
+        known = self._queue_answers.get(key)
+        if known is not None and known[0] == self._counted:
+            return known[1]
+        answer = self._queue_answer(leaf, resource)
+        self._queue_answers[key] = (self._counted, answer)
+        return answer
+
+    def _queue_answer(self, leaf: Queue, resource: Resource) -> str | None:
         for queue in leaf.ancestry():
             limit = queue.max
             if queue.parent is None or limit is None:
@@ -167,6 +182,7 @@ class HeadroomLedger:
     def rollback(self, mark: int) -> None:
         """Forget every ask counted since `checkpoint` returned `mark`."""
         while len(self._log) > mark:
+            self._counted += 1
             entry = self._log.pop()
             for path in entry.queues:
                 add_into(self._queues[path], entry.resource, -1)

@@ -85,9 +85,7 @@ EMPTY = ScaleUpView(0, {}, ())
 
 def scale_up_view(state: CoreState, generation: int) -> ScaleUpView:
     """Every waiting pod's category and every reserving gang's need, now."""
-    conditions: dict[str, PendingCondition] = {}
-    gangs: list[GangNeed] = []
-    ledger = HeadroomLedger(state.quotas, state.ugm)
+    walk = _Walk(state)
     cluster = dict(state.partition.cluster_capacity)
     try:
         for leaf in leaves_in_line(state, state.partition.root):
@@ -95,102 +93,114 @@ def scale_up_view(state: CoreState, generation: int) -> ScaleUpView:
             for app in apps:
                 gang = state.gangs.gangs.get(app.app_id)
                 if gang is not None and gang.reserving:
-                    gangs.append(_gang(state, ledger, leaf, app, gang, conditions))
+                    walk.gang(leaf, app, gang)
                     continue
                 for ask in _in_line(app.asks.values()):
-                    condition = _classify(state, ledger, leaf, app, ask)
+                    condition = walk.classify(leaf, app, ask)
                     if condition is not None:
-                        conditions[ask.key] = condition
+                        walk.conditions[ask.key] = condition
     finally:
-        ledger.close()
+        walk.ledger.close()
+    conditions = walk.conditions
     for key, unplaced in state.unplaced.items():
-        conditions[key] = PendingCondition(LIMITS, unplaced.reason)
+        conditions[key] = walk.said(LIMITS, unplaced.reason)
     if not state.settings.scheduling_skipped:  # the old way: every waiting pod asks for a node
-        conditions = {key: PendingCondition(NODES, state.reasons.get(key, c.message)) for key, c in conditions.items()}
-    return ScaleUpView(generation, conditions, tuple(gangs))
+        conditions = {key: walk.said(NODES, state.reasons.get(key, c.message)) for key, c in conditions.items()}
+    return ScaleUpView(generation, conditions, tuple(walk.gangs))
 
 
 def _in_line(asks: Iterable[Ask]) -> list[Ask]:
     return sorted(asks, key=lambda ask: (-ask.priority, ask.created, ask.key))
 
 
-def _classify(
-    state: CoreState, ledger: HeadroomLedger, leaf: Queue, app: Application, ask: Ask
-) -> PendingCondition | None:
-    reason = state.reasons.get(ask.key)
-    rule = state.rules.get(ask.key)
-    if reason is None or rule is None:
-        return None  # not tried yet
-    if rule not in (NO_NODE_FITS, QUOTA):  # a quota's runtime grows with the cluster: its max decides
-        return PendingCondition(LIMITS, reason)
-    quota = state.ask_quota.get(ask.key, DEFAULT_QUOTA)
-    if ask.key in state.holds or ask.key in state.preempting:
-        ledger.count(leaf, app, ask, quota)  # it takes its queue's headroom once its victims are gone
-        return PendingCondition(LIMITS, reason)
-    held = ledger.admit(leaf, app, ask, quota)
-    if held is not None:
-        if rule == QUOTA and held.quota_alone:
-            return PendingCondition(LIMITS, reason)  # its quota's max: the cycle's reason says so
-        return PendingCondition(LIMITS, f"{reason}; not counted for new nodes: {held.message}")
-    return PendingCondition(NODES, reason)
+class _Walk:
+    """One pass over the waiting pods: the ledger, what was found, and the words already said
+    (thousands of pods held for one reason share one condition)."""
 
+    def __init__(self, state: CoreState) -> None:
+        self.state = state
+        self.ledger = HeadroomLedger(state.quotas, state.ugm)
+        self.conditions: dict[str, PendingCondition] = {}
+        self.gangs: list[GangNeed] = []
+        self._said: dict[tuple[str, str, str], PendingCondition] = {}
 
-def _gang(
-    state: CoreState,
-    ledger: HeadroomLedger,
-    leaf: Queue,
-    app: Application,
-    gang: Gang,
-    conditions: dict[str, PendingCondition],
-) -> GangNeed:
-    """Admit the gang's pending placeholders together; its real pods follow the verdict."""
-    asks = _in_line(app.asks.values())
-    mark = ledger.checkpoint()
-    held: str | None = None
-    first_reason = ""
-    tried = True
-    for ask in asks:
-        if not ask.placeholder:
-            continue
-        condition = _classify(state, ledger, leaf, app, ask)
+    def said(self, category: str, reason: str, more: str = "") -> PendingCondition:
+        key = (category, reason, more)
+        condition = self._said.get(key)
         if condition is None:
-            tried = False
-            break
-        first_reason = first_reason or condition.message
-        if condition.category != NODES:
-            held = condition.message
-            break
-    if held is not None or not tried:
-        ledger.rollback(mark)
-    waiting = {name: len(progress.asked) for name, progress in gang.groups.items()}
-    for ask in asks:
-        if ask.placeholder:
-            continue
+            condition = self._said[key] = PendingCondition(category, f"{reason}; {more}" if more else reason)
+        return condition
+
+    def classify(self, leaf: Queue, app: Application, ask: Ask) -> PendingCondition | None:
+        state = self.state
         reason = state.reasons.get(ask.key)
-        if state.rules.get(ask.key) != GANG or reason is None or not tried:
-            condition = _classify(state, ledger, leaf, app, ask) if tried else None
-            if condition is not None:
-                conditions[ask.key] = condition
-            continue
+        rule = state.rules.get(ask.key)
+        if reason is None or rule is None:
+            return None  # not tried yet
+        if rule not in (NO_NODE_FITS, QUOTA):  # a quota's runtime grows with the cluster: its max decides
+            return self.said(LIMITS, reason)
+        quota = state.ask_quota.get(ask.key, DEFAULT_QUOTA)
+        if ask.key in state.holds or ask.key in state.preempting:
+            self.ledger.count(leaf, app, ask, quota)  # it takes its queue's headroom once its victims are gone
+            return self.said(LIMITS, reason)
+        held = self.ledger.admit(leaf, app, ask, quota)
         if held is not None:
-            conditions[ask.key] = PendingCondition(LIMITS, f"{reason}; its gang is held back: {held}")
-        elif waiting.get(ask.task_group, 0) > 0:
-            waiting[ask.task_group] -= 1
-            conditions[ask.key] = PendingCondition(NODES, reason)
-        else:
-            conditions[ask.key] = PendingCondition(
-                LIMITS, f"{reason}; its task group's placeholders already ask for the nodes it needs"
+            if rule == QUOTA and held.quota_alone:
+                return self.said(LIMITS, reason)  # its quota's max: the cycle's reason says so
+            return self.said(LIMITS, reason, f"not counted for new nodes: {held.message}")
+        return self.said(NODES, reason)
+
+    def gang(self, leaf: Queue, app: Application, gang: Gang) -> None:
+        """Admit the gang's pending placeholders together; its real pods follow the verdict."""
+        state, ledger = self.state, self.ledger
+        asks = _in_line(app.asks.values())
+        mark = ledger.checkpoint()
+        held: str | None = None
+        first_reason = ""
+        tried = True
+        for ask in asks:
+            if not ask.placeholder:
+                continue
+            condition = self.classify(leaf, app, ask)
+            if condition is None:
+                tried = False
+                break
+            first_reason = first_reason or condition.message
+            if condition.category != NODES:
+                held = condition.message
+                break
+        if held is not None or not tried:
+            ledger.rollback(mark)
+        waiting = {name: len(progress.asked) for name, progress in gang.groups.items()}
+        for ask in asks:
+            if ask.placeholder:
+                continue
+            reason = state.reasons.get(ask.key)
+            if state.rules.get(ask.key) != GANG or reason is None or not tried:
+                found = self.classify(leaf, app, ask) if tried else None
+                if found is not None:
+                    self.conditions[ask.key] = found
+                continue
+            if held is not None:
+                self.conditions[ask.key] = self.said(LIMITS, reason, f"its gang is held back: {held}")
+            elif waiting.get(ask.task_group, 0) > 0:
+                waiting[ask.task_group] -= 1
+                self.conditions[ask.key] = self.said(NODES, reason)
+            else:
+                more = "its task group's placeholders already ask for the nodes it needs"
+                self.conditions[ask.key] = self.said(LIMITS, reason, more)
+        groups = tuple(
+            (group, len(gang.groups[group.name].asked)) for group in gang.spec.groups if gang.groups[group.name].asked
+        )
+        self.gangs.append(
+            GangNeed(
+                application_id=app.app_id,
+                namespace=app.namespace,
+                queue=leaf.path,
+                originator=gang.spec.originator,
+                groups=groups,
+                pods=tuple(ask.key for ask in asks if not ask.placeholder),
+                waits_for_nodes=tried and held is None and bool(groups),
+                reason=held or first_reason,
             )
-    groups = tuple(
-        (group, len(gang.groups[group.name].asked)) for group in gang.spec.groups if gang.groups[group.name].asked
-    )
-    return GangNeed(
-        application_id=app.app_id,
-        namespace=app.namespace,
-        queue=leaf.path,
-        originator=gang.spec.originator,
-        groups=groups,
-        pods=tuple(ask.key for ask in asks if not ask.placeholder),
-        waits_for_nodes=tried and held is None and bool(groups),
-        reason=held or first_reason,
-    )
+        )

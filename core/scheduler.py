@@ -74,6 +74,8 @@ class Scheduler:
         self._state.epoch_offset = lambda: wall() - clock()
         self._scale_up = EMPTY
         self._scale_up_stamp: tuple[object, ...] = ()
+        self._scale_up_at = 0.0  # when it was last worked out (perf_counter) and what that cost
+        self._scale_up_cost = 0.0
 
     # -- plumbing ------------------------------------------------------------------------
     @contextmanager
@@ -434,9 +436,12 @@ class Scheduler:
         with self._lock:
             return self._state.reasons.get(key)
 
-    def scale_up_view(self) -> ScaleUpView:
+    def scale_up_view(self, busy_share: float | None = None) -> ScaleUpView:
         """Each waiting pod's category for autoscalers and each reserving gang's need
-        (core/scale_up.py); worked out again only when the scheduler's state changed."""
+        (core/scale_up.py); worked out again only when the scheduler's state changed. With
+        `busy_share` (the operator's writers), not more often than keeps the time spent on it,
+        under the scheduler's lock, to that share of the time (a big backlog's view is a little
+        older instead); without it (the simulator), always as of now."""
         with self._locked() as state:
             stamp = (
                 state.version,
@@ -446,9 +451,15 @@ class Scheduler:
                 len(state.allocations),
                 state.settings,
             )
-            if stamp != self._scale_up_stamp:
-                self._scale_up = scale_up_view(state, self._scale_up.generation + 1)
-                self._scale_up_stamp = stamp
+            if stamp == self._scale_up_stamp:
+                return self._scale_up
+            began = time.perf_counter()
+            if busy_share and began - self._scale_up_at < self._scale_up_cost / busy_share:
+                return self._scale_up
+            self._scale_up = scale_up_view(state, self._scale_up.generation + 1)
+            self._scale_up_stamp = stamp
+            self._scale_up_at = time.perf_counter()
+            self._scale_up_cost = self._scale_up_at - began
             return self._scale_up
 
     def node_verdicts(self, ask: Ask) -> dict[str, str | None]:

@@ -157,6 +157,10 @@ class SimAutoscaler:
         if generation != self._claims_at:
             self._claimed.clear()
             self._claims_at = generation
+        for name in [n for n in self._member_of if n not in self._cluster.nodes]:  # removed by the scenario
+            self._groups[self._member_of.pop(name)].members.discard(name)
+            self._empty_since.pop(name, None)
+            self._claimed.discard(name)
         for name in self._member_of:
             if self._cluster.used.get(name):
                 self._empty_since.pop(name, None)

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from core.events import SchedulingEvent
+from core.scale_up import ScaleUpView
 from shim.kube.write.pod_events import EventCorrelator, EventWriter
 from shim.kube.write.pod_status import PodConditionWriter
 from shim.kube.write.provisioning import ProvisioningWriter
@@ -35,6 +36,8 @@ from shim.kube.write.quota_status import QuotaStatusWriter
 from shim.kube.write.status_api import StatusApi
 
 log = logging.getLogger("herder.status")
+
+VIEW_SHARE = 0.1  # of the time the writers may spend working out which pods lack only nodes
 
 __all__ = ["StatusWriters", "start_status_writers"]
 
@@ -118,13 +121,18 @@ def start_status_writers(op: Any) -> StatusWriters:
         return {name: spec.namespace for name, spec in specs.items() if spec.namespace}
 
     correlator = EventCorrelator(component=scheduler.settings.scheduler_name, instance=str(op.identity))
+
+    def view() -> ScaleUpView:  # at most a tenth of the time, under the lock, on a big backlog
+        found: ScaleUpView = scheduler.scale_up_view(busy_share=VIEW_SHARE)
+        return found
+
     provisioning = ProvisioningWriter(
-        ProvisioningApi(op.api_client), scheduler.scale_up_view, op.cache.pod, lambda: scheduler.settings, interval
+        ProvisioningApi(op.api_client), view, op.cache.pod, lambda: scheduler.settings, interval
     )
     writers = StatusWriters(
         op.callbacks.events,
         QuotaStatusWriter(api, scheduler.quota_status, namespaces, interval),
-        PodConditionWriter(api, op.cache.pod, scheduler.scale_up_view, interval, notes=provisioning.notes),
+        PodConditionWriter(api, op.cache.pod, view, interval, notes=provisioning.notes),
         EventWriter(api, op.cache.locate, correlator, active=op.may_write),
         active=op.may_write,
         provisioning=provisioning,

@@ -3,6 +3,12 @@ more of a queue's (user's, quota's) pods than its headroom could hold, counted i
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
+from pytest import MonkeyPatch
+
+from core import scheduler as scheduler_module
 from core.config.settings import Settings
 from core.scale_up import LIMITS, NODES
 from tests.core.scheduling.test_gangs import gang_pods, spec
@@ -181,3 +187,28 @@ def test_the_view_is_worked_out_again_only_after_a_change() -> None:
     world.pod("late", queue="root.open", app="open")
     world.schedule()
     assert world.sched.scale_up_view().generation == first.generation + 1
+
+
+def test_with_a_busy_share_a_costly_view_is_kept_a_while_and_without_one_never(monkeypatch: MonkeyPatch) -> None:
+    now = [100.0]
+    real = scheduler_module.scale_up_view
+
+    def costly(state: Any, generation: int) -> Any:
+        now[0] += 0.5  # working the view out takes half a second
+        return real(state, generation)
+
+    monkeypatch.setattr(time, "perf_counter", lambda: now[0])
+    monkeypatch.setattr(scheduler_module, "scale_up_view", costly)
+    world = full_world()
+    world.pod("first", queue="root.open", app="open")
+    world.schedule()
+    first = world.sched.scale_up_view(busy_share=0.1)
+    world.pod("second", queue="root.open", app="open")
+    world.schedule()
+    assert world.sched.scale_up_view(busy_share=0.1) is first  # 0.5 s of work: not again within 5 s
+    now[0] += 5.0
+    later = world.sched.scale_up_view(busy_share=0.1)
+    assert later.generation == first.generation + 1 and "second" in later.conditions
+    world.pod("third", queue="root.open", app="open")
+    world.schedule()
+    assert "third" in world.sched.scale_up_view().conditions  # the simulator's: always as of now
