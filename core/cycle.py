@@ -69,7 +69,7 @@ def _walk_leaf(state: CoreState, leaf: Queue, now: float) -> Allocation | None:
     version = state.version
     order = leaf.order
     if order is None and len(leaf.pending_apps) == 1:
-        return _walk_app(state, leaf, next(iter(leaf.pending_apps.values())), version, now)  # nothing to order
+        return _walk_app(state, leaf, next(iter(leaf.pending_apps.values())), now)  # nothing to order
     # An application's rank reads its best ask that may run now (first, or after the policy's
     # own key with `application.sort.priority: disabled`); asks parked at an older change
     # counter may run again, so the order is stale once the counter moved (unless every
@@ -89,7 +89,9 @@ def _walk_leaf(state: CoreState, leaf: Queue, now: float) -> Allocation | None:
         apps = order.in_order(unsettled.values()) or order  # None: one is not in the order yet
     for app in apps:
         while True:
-            ask = app.next_candidate(version)
+            # the counter as it is now: a try may move it (a preemptor's held room let go), and an
+            # ask parked at the new counter must not come back as a candidate of an older one
+            ask = app.next_candidate(state.version)
             if ask is None:
                 break
             allocation = try_ask(state, leaf, app, ask, now)
@@ -99,9 +101,9 @@ def _walk_leaf(state: CoreState, leaf: Queue, now: float) -> Allocation | None:
     return None
 
 
-def _walk_app(state: CoreState, leaf: Queue, app: Application, version: int, now: float) -> Allocation | None:
+def _walk_app(state: CoreState, leaf: Queue, app: Application, now: float) -> Allocation | None:
     while True:
-        ask = app.next_candidate(version)
+        ask = app.next_candidate(state.version)  # as in _walk_leaf: a try may move the counter
         if ask is None:
             return None
         allocation = try_ask(state, leaf, app, ask, now)

@@ -323,3 +323,17 @@ def test_a_pod_its_elastic_quota_refuses_never_preempts_so_the_two_never_fight()
     world.pod("t1", queue="root.prod", app="team-app", namespace="team")  # prod is under its guarantee
     world.schedule(advance=30)
     assert world.node_of("t0") == "n1" and world.out.evictions == []
+
+
+@pytest.mark.timeout(20)
+def test_a_preemptor_whose_held_node_no_longer_takes_it_waits_and_the_cycle_ends() -> None:
+    """Its victims are gone but the node was cordoned meanwhile: the held room is let go (which
+    moves the change counter in the middle of the cycle) and the pod waits. The cycle used to
+    try the pod again and again, forever."""
+    world = preempting()
+    world.node("n1", cpu=4, memory="64Gi", schedulable=False)
+    world.finish("b3")
+    assert world.schedule() == {}
+    assert "node unschedulable" in (world.reason("p0") or "")
+    world.node("n1", cpu=4, memory="64Gi")
+    assert world.schedule() == {"p0": "n1"}
