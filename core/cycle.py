@@ -180,9 +180,9 @@ def _rule_reason(state: CoreState, leaf: Queue, app: Application, ask: Ask) -> t
 
 def _over_max(state: CoreState, leaf: Queue, resource: Resource) -> tuple[Queue, str] | None:
     """`leaf.over_max(resource)`, kept per leaf and request shape while no queue's usage can
-    have changed (the change counter and the number of placed pods): when the cluster is full,
+    have changed (`CoreState.usage_stamp`): when the cluster is full,
     every parked pod asks it again each time a pod ends."""
-    stamp = (state.version, len(state.allocations))
+    stamp = state.usage_stamp()
     if state.over_max_stamp != stamp:
         # the first question since usage changed: kept only from the second on, since after a
         # placement (which changes the stamp again) nothing would read it
@@ -293,7 +293,7 @@ def _cluster_full(state: CoreState, resource: Resource) -> str | None:
     """Why `resource` does not fit the root queue's max (the cluster's size), or None. A full
     cluster refuses every pending pod each time a pod ends, so the answer is kept per request
     shape until the root's usage changes (a placement, or a change that moves the version)."""
-    stamp = (state.version, len(state.allocations))
+    stamp = state.usage_stamp()
     if state.cluster_full_stamp != stamp:
         state.cluster_full_stamp = stamp
         state.cluster_full.clear()
@@ -423,7 +423,7 @@ def _preemption_may_help(state: CoreState, ask: Ask) -> bool:
 def _lowest_preemptible_priority(state: CoreState, quota: str) -> int | None:
     """The lowest priority among the quota's preemptible running pods, read again only once pods
     changed (a release moves the version, a placement the allocation count)."""
-    stamp = (state.version, len(state.allocations))
+    stamp = state.usage_stamp()
     cached = state.preempt_floor.get(quota)
     if cached is not None and cached[0] == stamp:
         return cached[1]

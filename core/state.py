@@ -106,10 +106,10 @@ class CoreState:
         # runtime (or waiting for room in-quota preemption may make): a larger request in a
         # quota may raise runtimes, so a new request moves the counter only if such a pod waits
         self.quota_sensitive_version = -1
-        # why a request does not fit the cluster's size, while (version, allocations) is unchanged
+        # why a request does not fit the cluster's size, while `usage_stamp()` is unchanged
         self.cluster_full: dict[Resource, str | None] = {}
         self.cluster_full_stamp: tuple[int, int] = (-1, -1)
-        # which queue max a request shape passes, per leaf, while (version, allocations) holds
+        # which queue max a request shape passes, per leaf, while `usage_stamp()` holds
         self.over_max: dict[tuple[str, Resource], tuple[Queue, str] | None] = {}
         self.over_max_stamp: tuple[int, int] = (-1, -1)
         # pending pods whose last answer was the cluster's size alone: their leaf's count and group
@@ -136,6 +136,12 @@ class CoreState:
 
     def bump(self) -> None:
         self.version += 1
+
+    def usage_stamp(self) -> tuple[int, int]:
+        """Changes since which a usage-dependent answer (a queue max, the cluster's size) holds:
+        the change counter and every pod put on or taken off a node. The number of placed pods
+        is no stamp: a placeholder released and a pod placed in one cycle leave it as it was."""
+        return (self.version, self.partition.usage_changes)
 
     def candidates_changed(self, app: Application, leaf: Queue | None = None) -> None:
         """An ask of the application (in `leaf`, when the caller has it) came, went, parked or was

@@ -55,6 +55,8 @@ class Partition:
         self.cluster_capacity: dict[str, int] = {}
         self._capacity_nodes: dict[str, int] = {}  # per resource, how many nodes name it
         self.applications: dict[str, Application] = {}
+        # pods put on or taken off nodes so far: answers that depend on usage hold while it stands
+        self.usage_changes = 0
         self.placement = PlacementManager(config.placement_rules)
         self.root = self._build_tree(config.root)
 
@@ -268,6 +270,7 @@ class Partition:
     def put_on_node(self, node: Node, allocation: Allocation) -> None:
         """A pod is on the node now: its room, the node's score and the pods' topology follow."""
         node.add(allocation)
+        self.usage_changes += 1
         self.node_index.refresh(node, allocation.resource.keys())
         self.topology.add(allocation.key, node.node_id, allocation.rules)
         if allocation.claims:
@@ -277,6 +280,7 @@ class Partition:
 
     def take_off_node(self, node: Node, key: str) -> None:
         allocation = node.remove(key)
+        self.usage_changes += 1
         self.node_index.refresh(node, None if allocation is None else allocation.resource.keys())
         self.topology.remove(key)
         if allocation is not None and allocation.claims:

@@ -349,3 +349,29 @@ def test_a_notice_is_said_even_for_a_pod_that_waits_on_a_problem() -> None:
     world.sched.add_ask(ask)
     world.sched.add_ask(ask)
     assert [e.message for e in world.out.reasons("AnnotationIgnored")] == ["ignored x"]
+
+
+def test_real_pods_larger_than_their_placeholders_never_take_the_queue_above_its_max() -> None:
+    """Three placeholders of one core, three real pods of 1.5 in a queue of max 4: each real pod
+    lets its placeholder go and is placed normally, so the third (4.5 cores) must wait. A queue
+    max answer was kept while the number of placed pods stood still, which a placeholder let go
+    and a pod placed in one cycle does (the shim confirms the deletions later), and the third pod
+    was placed over the max."""
+    world = World(
+        """
+        partitions:
+          - name: default
+            queues:
+              - name: root
+                submitacl: "*"
+                queues:
+                  - name: four
+                    resources: {max: {vcore: 4}}
+        """
+    )
+    world.node("n1", cpu=8)
+    gang_pods(world, "job", spec(("w", 3, 1)), {"w": 3}, cpu=1.5, queue="root.four")
+    world.schedule()
+    assert world.allocated("root.four")["vcore"] <= 4000
+    assert len(real_running(world, "job")) == 2
+    assert "queue root.four would exceed max vcore" in (world.reason("job-w-2") or "")
