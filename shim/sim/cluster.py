@@ -99,18 +99,18 @@ class SimPod:
 
 
 class SimCallbacks:
-    """The core's outputs: binds and evictions wait for `deliver`, events go to the journal."""
+    """The core's outputs: binds and evictions wait for `deliver` in the order the core asked for
+    them (a bind's reason is None), events go to the journal."""
 
     def __init__(self) -> None:
-        self.binds: list[Allocation] = []
-        self.evictions: list[tuple[Allocation, str]] = []
+        self.outputs: list[tuple[Allocation, str | None]] = []
         self.journal: list[dict[str, Any]] = []
 
     def bind(self, allocation: Allocation) -> None:
-        self.binds.append(allocation)
+        self.outputs.append((allocation, None))
 
     def evict(self, allocation: Allocation, reason: str) -> None:
-        self.evictions.append((allocation, reason))
+        self.outputs.append((allocation, reason))
 
     def report(self, event: SchedulingEvent) -> None:
         self.journal.append(event.to_dict())
@@ -514,12 +514,16 @@ class SimCluster:
 
     # -- the API server's side of the core's decisions --------------------------------------
     def deliver(self, now: float) -> bool:
-        """Carry out the binds and evictions the core asked for; True when any happened."""
-        binds, self.callbacks.binds = self.callbacks.binds, []
-        evictions, self.callbacks.evictions = self.callbacks.evictions, []
-        for allocation in binds:
-            self._bind(allocation, now)
-        for allocation, reason in evictions:
+        """Carry out the binds and evictions the core asked for, in its order; True when any happened.
+
+        The order matters for gang placeholders: a released placeholder has left every tracker at
+        once, and the core may place a pod in its room right after (the operator deletes it with
+        grace period 0, before that pod's bind)."""
+        outputs, self.callbacks.outputs = self.callbacks.outputs, []
+        for allocation, reason in outputs:
+            if reason is None:
+                self._bind(allocation, now)
+                continue
             pod = self.by_key.get(allocation.key)
             if pod is None or pod.state != RUNNING:
                 continue
@@ -538,7 +542,7 @@ class SimCluster:
             pod.manifest["status"]["phase"] = "Failed"
             self.scheduler.release_allocation(pod.key, now)
             self.changes += 1
-        return bool(binds or evictions)
+        return bool(outputs)
 
     def _bind(self, allocation: Allocation, now: float) -> None:
         if allocation.placeholder:

@@ -113,3 +113,16 @@ def test_bad_gang_input_keeps_the_pods_waiting_with_the_problem_named_and_others
         e["message"] for e in report["events"] if e["reason"] == "Unschedulable" and e.get("name") == "default/stray"
     ]
     assert named and "driver" in named[0]
+
+
+def test_a_real_pod_too_large_for_its_placeholder_takes_the_room_it_let_go() -> None:
+    """Three placeholders (a core each) and another pod fill the node; each real pod asks more
+    memory than its group reserved, so the core lets its placeholder go and places the pod
+    normally, in the room just freed. The simulated API server deletes the placeholder first, as
+    the core asked, so the kubelet takes the pod (it used to refuse the bind)."""
+    other = pod("other", cpu="1", memory="1Gi")
+    real = gang("job", 3, duration=30, memory="2Gi")
+    report = simulate({"nodes": [node(cpu="4")], "workload": [other, real]})
+    assert not [e for e in report["events"] if e["reason"] == "BindRefused"]
+    assert [report["pods"][f"default/job-{i}"]["bound"] for i in range(3)] == [0, 0, 0]
+    assert sorted(entry["state"] for entry in placeholders(report).values()) == ["Released"] * 3
