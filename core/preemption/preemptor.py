@@ -89,9 +89,13 @@ def _pending_leaves(queue: Queue) -> Iterator[Queue]:
 
 
 def _asks(leaf: Queue) -> Iterator[tuple[Application, Ask]]:
+    """The leaf's pending asks that may preempt: not a gang's pod held for its placeholders
+    (the placeholders preempt for their gang; room held for the pod would count against its
+    queue's guarantee and keep them from ever getting any)."""
     for app in list(leaf.pending_apps.values()):
         for ask in list(app.asks.values()):
-            yield app, ask
+            if ask.key not in app.held:
+                yield app, ask
 
 
 def _search(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: float) -> NodePlan | None:

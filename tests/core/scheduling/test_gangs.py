@@ -14,7 +14,7 @@ from typing import Any
 from core.gang.gang import placeholder_ask
 from core.gang.spec import HARD, SOFT, GangSpec, TaskGroup
 from core.objects.ask import Allocation, Ask
-from tests.core.scheduling.world import World, res
+from tests.core.scheduling.world import World, queues_config, res
 
 QUEUES = """
 partitions:
@@ -375,3 +375,31 @@ def test_real_pods_larger_than_their_placeholders_never_take_the_queue_above_its
     assert world.allocated("root.four")["vcore"] <= 4000
     assert len(real_running(world, "job")) == 2
     assert "queue root.four would exceed max vcore" in (world.reason("job-w-2") or "")
+
+
+def test_a_gangs_pods_waiting_for_their_placeholders_never_preempt_the_placeholders_do() -> None:
+    """prod is guaranteed one core and the node is full of batch pods. The real pod waits for its
+    gang's placeholder; had it preempted, the room held for it would use prod's guarantee, the
+    placeholder could never preempt, and the held room would stay held for ever."""
+    world = World(
+        queues_config(
+            """
+            - name: prod
+              resources: {guaranteed: {vcore: 1}}
+            - name: batch
+            """,
+            root_properties="{preemption.delay: 10s}",
+        )
+    )
+    play_shim(world)
+    world.node("n1", cpu=4)
+    for i in range(4):
+        world.pod(f"b{i}", queue="root.batch", app="batch")
+        world.schedule(advance=1)
+    gang_pods(world, "job", spec(("w", 1, 1)), {"w": 1}, queue="root.prod")
+    world.schedule(advance=11)
+    assert world.out.evicted() == ["b3"]
+    world.finish("b3")
+    world.schedule()
+    world.schedule()
+    assert real_running(world, "job") == ["job-w-0"]
