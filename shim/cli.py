@@ -206,6 +206,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PERCENT",
         help="PERCENT of pods carry required hostname anti-affinity or a zone spread (DoNotSchedule)",
     )
+    bench.add_argument(
+        "--fuzz",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run N random scenarios through the simulator, checking tracebacks, hangs, repeatability, bounds",
+    )
+    bench.add_argument("--fuzz-seed", type=int, default=0, metavar="S", help="with --fuzz: the first scenario's seed")
+    bench.add_argument("--fuzz-out", metavar="DIR", help="with --fuzz: write each failing scenario into DIR")
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")
     bench.set_defaults(handler=bench_command)
 

@@ -37,11 +37,13 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from core.config import load_config
 from core.scheduler import Scheduler
 from shim.bench.callbacks import CountingCallbacks
+from shim.bench.fuzz import print_fuzz, run_fuzz
 from shim.bench.output import Progress, counted, figure_lines
 from shim.bench.queues import PODS as LEAF_PODS
 from shim.bench.queues import run_leaf_bench
@@ -549,11 +551,20 @@ def bench_command(args: argparse.Namespace) -> int:
     if args.restart and not args.emulator:
         print("herder bench: --restart needs --emulator", file=sys.stderr)
         return 2
-    counts = (args.nodes, args.pods, args.quotas, args.users, args.groups, args.leaves, args.leaf_pods)
+    counts = (args.nodes, args.pods, args.quotas, args.users, args.groups, args.leaves, args.leaf_pods, args.fuzz)
     if min(counts) < 0 or not 0 <= args.gangs <= 100:
         print("herder bench: counts must not be negative (and --gangs a percentage)", file=sys.stderr)
         return 2
     progress = Progress()
+    if args.fuzz:
+        progress.step(f"{args.fuzz:,} random scenarios from seed {args.fuzz_seed}, each run twice through simulate")
+        fuzz = run_fuzz(args.fuzz, args.fuzz_seed, Path(args.fuzz_out) if args.fuzz_out else None)
+        progress.done()
+        if args.json:
+            print(json.dumps({"fuzz": fuzz}, indent=2))
+        else:
+            print_fuzz(fuzz)
+        return 1 if fuzz["failed"] else 0
     try:
         if getattr(args, "trace", 0):
             from shim.bench.trace import run_trace_bench

@@ -1,30 +1,37 @@
-"""Hostile input never crashes or hangs Herder, and a refusal keeps the previous state.
+"""Hostile input never crashes or hangs Herder, a refusal keeps the previous state, and random
+valid scenarios keep every bound.
 
 Hypothesis replaces parts of valid inputs with arbitrary values (NaN, infinities, huge and
 negative numbers, quantities, lists where mappings belong, deep nesting) in every place a user
 writes: scenario files, queues.yaml, ElasticQuotas, namespace annotations and pod specs. Each
 example must end within its time limit with a result or a clear error of the documented kind;
-a traceback of any other kind, or a hang, fails the test. Bounded here (`max_examples`); run
-with `--hypothesis-seed` and more examples to search longer.
+a traceback of any other kind, or a hang, fails the test.
+
+It also writes whole scenarios a cluster could see (`shim/bench/scenario_fuzz.py`: queues,
+limits, quotas, gangs, PriorityClasses, rules between pods, volumes, nodes added, removed and
+cordoned, resizes) and runs each twice through the simulator: no traceback, no hang, the same
+report twice, no node, queue, quota, user or group taken above its bound
+(`shim/bench/scenario_checks.py`). Bounded here (`max_examples`); `HERDER_FUZZ_EXAMPLES=N`
+runs N of them (a soak), as does `herder bench --fuzz N` (seeded, without Hypothesis).
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
-import signal
+import os
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from core.config import load_config
 from core.scheduler import Scheduler
+from shim.bench.scenario_checks import check_scenario, time_limit
+from shim.bench.scenario_fuzz import generate_scenario
 from shim.convert.namespaces import namespace_problems, namespace_tags
 from shim.convert.objects import ConversionError
 from shim.convert.pods import pod_to_ask
@@ -111,24 +118,6 @@ SCENARIO_PATHS = [
     ("events", 0, "at"),
     ("until",),
 ]
-
-
-class Hang(Exception):
-    pass
-
-
-@contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    def expire(_signum: int, _frame: object) -> None:
-        raise Hang(f"still running after {seconds}s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def put(document: Any, path: tuple[Any, ...], value: Any) -> Any:
@@ -290,3 +279,31 @@ def test_pods_and_namespace_annotations_are_scheduled_or_wait_with_a_reason(pod:
         scheduler.add_ask(ask)
         scheduler.schedule()
     assert not any(value < 0 for value in ask.resource.values())
+
+
+class DrawnChoices:
+    """The scenario generator's choices, drawn from Hypothesis (which then shrinks a failing scenario)."""
+
+    def __init__(self, data: st.DataObject) -> None:
+        self._data = data
+
+    def integer(self, low: int, high: int) -> int:
+        return self._data.draw(st.integers(low, high))
+
+
+SCENARIOS = settings(
+    max_examples=int(os.environ.get("HERDER_FUZZ_EXAMPLES", "30")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+@SCENARIOS
+@given(st.data())
+def test_random_scenarios_run_keep_every_bound_and_repeat(data: st.DataObject) -> None:
+    document = generate_scenario(DrawnChoices(data))
+    note(yaml.safe_dump(document, sort_keys=False))
+    with time_limit(TIME_LIMIT):
+        outcome = check_scenario(document)
+    assert not outcome.refused, outcome.refused  # the generator writes valid scenarios
+    assert not outcome.problems, "\n".join(outcome.problems)
