@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
@@ -69,11 +70,21 @@ class Settings:
 
 
 def parse_duration(value: object) -> float:
-    """Seconds from a number or a Go-style duration string (`500ms`, `2m`, `1m30s`)."""
+    """Seconds from a number or a Go-style duration string (`500ms`, `2m`, `1m30s`); finite."""
+    seconds = _duration(value)
+    if not math.isfinite(seconds):
+        raise ValueError(f"not a finite duration: {str(value)[:40]!r}")
+    return seconds
+
+
+def _duration(value: object) -> float:
     if isinstance(value, bool):
         raise ValueError(f"not a duration: {value!r}")
     if isinstance(value, (int, float)):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an integer past any float
+            return math.inf
     if not isinstance(value, str):
         raise ValueError(f"not a duration: {value!r}")
     text = value.strip()

@@ -103,7 +103,7 @@ def volume_from(volume: Mapping[str, Any]) -> PersistentVolume:
 def storage_class_from(storage_class: Mapping[str, Any]) -> StorageClass:
     name = str(meta_of(storage_class).get("name") or "")
     terms = []
-    for n, raw in enumerate(storage_class.get("allowedTopologies") or ()):
+    for n, raw in enumerate(list_at(storage_class, "allowedTopologies")):
         if not isinstance(raw, Mapping):
             raise ConversionError(f"storageclass {name} allowedTopologies[{n}]: expected an object")
         requirements = tuple(

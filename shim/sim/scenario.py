@@ -23,6 +23,7 @@ from core.config import ConfigError, SchedulerConfig, Settings, SettingsError, l
 from core.config.safe_yaml import load_yaml
 from shim.command import read_user_text
 from shim.sim.node_groups import NodeGroup, parse_node_groups
+from shim.sim.object_shapes import pod_volume_problems, shape_problems
 from shim.sim.trace import TraceError, load_trace, trace_pod
 
 TOP_KEYS = (
@@ -306,6 +307,7 @@ def _pod(reader: _Reader, raw: object, where: str) -> Mapping[str, Any]:
             for i, container in enumerate(reader.seq(spec.get(kind), f"{where}.spec.{kind}")):
                 if not isinstance(container, Mapping):
                     reader.bad(f"{where}.spec.{kind}[{i}]", f"expected a container (a mapping), got {_kind(container)}")
+        reader.problems.extend(pod_volume_problems(spec, f"{where}.spec"))
     return raw
 
 
@@ -404,6 +406,7 @@ def _apply_event(reader: _Reader, raw: Mapping[str, Any], event: ScenarioEvent, 
         _pod(reader, obj, f"{where}.object")
     else:
         reader.metadata_name(obj, f"{where}.object")
+        reader.problems.extend(shape_problems(kind, obj, f"{where}.object"))
     if duration is not None and kind != "Pod":
         reader.bad(f"{where}.duration", "only a pod has a duration")
     return _replace(event, obj=obj, kind=kind, duration=duration)
@@ -610,6 +613,7 @@ def _objects(reader: _Reader, top: Mapping[str, Any]) -> list[Mapping[str, Any]]
         reader.metadata_name(raw, where)
         if kind == "PriorityClass":
             _priority_class(reader, raw, where)
+        reader.problems.extend(shape_problems(kind, raw, where))
         found.append(raw)
     names = [(f"{obj['kind']} {_namespace_of(obj)}{_name_of(obj)}", f"objects[{i}]") for i, obj in enumerate(found)]
     _check_unique(reader, names, "object")

@@ -38,6 +38,14 @@ class SimStorage:
     # -- objects -------------------------------------------------------------------------
     def apply(self, manifest: Mapping[str, Any], now: float) -> None:
         obj = copy.deepcopy(dict(manifest))
+        # The controllers write into these parts: a null one is an empty one (the scenario's
+        # reading refused any of the wrong type, as the API server would).
+        for part in ("spec", "status", "metadata"):
+            if obj.get(part) is None:
+                obj[part] = {}
+        for part in ("labels", "annotations"):
+            if obj["metadata"].get(part) is None:
+                obj["metadata"][part] = {}
         kind = obj.get("kind")
         try:
             if kind == "StorageClass":

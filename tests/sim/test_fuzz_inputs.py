@@ -70,10 +70,55 @@ POD: dict[str, Any] = {
     },
     "spec": {
         "schedulerName": "herder",
-        "priority": 1,
+        "priorityClassName": "high",
         "containers": [{"name": "main", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}],
+        "volumes": [
+            {"name": "data", "persistentVolumeClaim": {"claimName": "data"}},
+            {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"metadata": {"labels": {}}, "spec": {}}}},
+        ],
     },
 }
+CLAIM: dict[str, Any] = {
+    "kind": "PersistentVolumeClaim",
+    "metadata": {"name": "data", "namespace": "team", "annotations": {}},
+    "spec": {
+        "storageClassName": "local",
+        "accessModes": ["ReadWriteOnce"],
+        "resources": {"requests": {"storage": "1Gi"}},
+    },
+}
+OBJECTS: list[dict[str, Any]] = [
+    {
+        "kind": "StorageClass",
+        "metadata": {"name": "local", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+        "provisioner": "rancher.io/local-path",
+        "volumeBindingMode": "WaitForFirstConsumer",
+        "allowedTopologies": [{"matchLabelExpressions": [{"key": "zone", "values": ["a"]}]}],
+    },
+    {
+        "kind": "PersistentVolume",
+        "metadata": {"name": "pv", "labels": {}},
+        "spec": {
+            "storageClassName": "local",
+            "capacity": {"storage": "2Gi"},
+            "accessModes": ["ReadWriteOnce"],
+            "claimRef": {"namespace": "team", "name": "data"},
+            "nodeAffinity": {
+                "required": {
+                    "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]
+                }
+            },
+        },
+        "status": {"phase": "Available"},
+    },
+    CLAIM,
+    {
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "pdb", "namespace": "team"},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "x"}}},
+    },
+    {"kind": "PriorityClass", "metadata": {"name": "high", "annotations": {}}, "value": 100},
+]
 QUOTA: dict[str, Any] = {
     "apiVersion": "scheduling.sigs.k8s.io/v1alpha1",
     "kind": "ElasticQuota",
@@ -87,11 +132,18 @@ QUEUES: dict[str, Any] = namespace_queues(
 SCENARIO: dict[str, Any] = {
     "settings": {"quota.recycle.delay": "10s"},
     "config": QUEUES,
-    "nodes": [{"name": "n", "count": 2, "allocatable": {"cpu": "4", "memory": "8Gi"}}],
+    "nodes": [{"name": "n", "count": 2, "allocatable": {"cpu": "4", "memory": "8Gi"}, "labels": {"zone": "a"}}],
     "namespaces": [{"metadata": {"name": "team", "annotations": {"yunikorn.apache.org/namespace.quota": "{}"}}}],
     "quotas": [QUOTA],
+    "objects": OBJECTS,
     "workload": [{"at": 1, "count": 3, "duration": 20, "pod": POD}],
-    "events": [{"at": 5, "action": "cordon-node", "name": "n-0"}],
+    "events": [
+        {"at": 5, "action": "cordon-node", "name": "n-0"},
+        {"at": 6, "action": "apply", "object": {**CLAIM, "metadata": {"name": "more", "namespace": "team"}}},
+        {"at": 7, "action": "resize", "namespace": "team", "name": "p-0", "requests": {"cpu": "2"}},
+        {"at": 8, "action": "delete", "kind": "PersistentVolumeClaim", "namespace": "team", "name": "more"},
+        {"at": 9, "action": "apply", "object": {"kind": "PodDisruptionBudget", "metadata": {"name": "b"}, "spec": {}}},
+    ],
     "until": 60,
 }
 
@@ -114,8 +166,42 @@ SCENARIO_PATHS = [
     ("workload", 0, "pod", "spec", "containers", 0, "resources", "requests", "cpu"),
     ("workload", 0, "pod", "metadata", "annotations"),
     ("workload", 0, "pod", "spec", "priority"),
+    ("workload", 0, "pod", "spec", "volumes"),
+    ("workload", 0, "pod", "spec", "volumes", 0, "persistentVolumeClaim"),
+    ("workload", 0, "pod", "spec", "volumes", 1, "ephemeral"),
+    ("workload", 0, "pod", "spec", "volumes", 1, "ephemeral", "volumeClaimTemplate"),
+    ("workload", 0, "pod", "spec", "volumes", 1, "ephemeral", "volumeClaimTemplate", "metadata"),
+    ("workload", 0, "pod", "spec", "volumes", 1, "ephemeral", "volumeClaimTemplate", "spec"),
+    ("workload", 0, "pod", "spec", "priorityClassName"),
+    ("objects", 0, "allowedTopologies"),
+    ("objects", 0, "allowedTopologies", 0),
+    ("objects", 0, "provisioner"),
+    ("objects", 0, "volumeBindingMode"),
+    ("objects", 1, "spec"),
+    ("objects", 1, "spec", "claimRef"),
+    ("objects", 1, "spec", "capacity"),
+    ("objects", 1, "spec", "accessModes"),
+    ("objects", 1, "spec", "nodeAffinity"),
+    ("objects", 1, "spec", "nodeAffinity", "required", "nodeSelectorTerms", 0),
+    ("objects", 1, "status"),
+    ("objects", 2, "spec"),
+    ("objects", 2, "spec", "resources"),
+    ("objects", 2, "spec", "resources", "requests"),
+    ("objects", 2, "spec", "accessModes"),
+    ("objects", 2, "spec", "storageClassName"),
+    ("objects", 2, "spec", "volumeName"),
+    ("objects", 2, "metadata", "annotations"),
+    ("objects", 3, "spec"),
+    ("objects", 3, "spec", "minAvailable"),
+    ("objects", 3, "spec", "selector"),
+    ("objects", 4, "value"),
+    ("objects", 4, "metadata", "annotations"),
     ("events", 0),
     ("events", 0, "at"),
+    ("events", 1, "object", "spec"),
+    ("events", 2, "requests"),
+    ("events", 2, "requests", "cpu"),
+    ("events", 4, "object", "spec"),
     ("until",),
 ]
 

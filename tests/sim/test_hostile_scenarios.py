@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from core.scheduler import Scheduler
+from shim.cli import main
 from shim.kube.watch.reload import ConfigReloader, ConfigSource
 from shim.sim.scenario import ScenarioError, load_scenario
 from tests.shim.rest_world import Recorder
@@ -26,6 +27,9 @@ LABELS = "quota.scheduling.koordinator.sh"
         (f"workload: [{{at: 1, duration: .nan, pod: {POD}}}]", "workload[0].duration: must be a positive number"),
         (f"workload: [{{count: 1000000000, pod: {POD}}}]", "workload[0].count: must be a whole number from 1 to"),
         ("until: .inf", "until: must be a positive number of seconds"),
+        ("settings: {quota.recycle.delay: .nan}", "settings.quota.recycle.delay: not a finite duration"),
+        ("settings: {quota.recycle.delay: '1e400'}", "settings.quota.recycle.delay: not a finite duration"),
+        (f"settings: {{quota.recycle.delay: {10**400}}}", "settings.quota.recycle.delay: not a finite duration"),
         ("quotas: [{kind: ElasticQuota, metadata: {name: q, labels: 5}, spec: {}}]", "quotas[0].metadata.labels"),
     ],
 )
@@ -74,3 +78,70 @@ def test_a_configmap_whose_data_is_not_a_mapping_is_refused_and_the_config_stays
     reloader = ConfigReloader(scheduler, ConfigSource(namespace="herder"), lambda: {"data": data}, None)
     assert reloader.check() is False
     assert scheduler.config.checksum == before
+
+
+CLAIM = "{kind: PersistentVolumeClaim, metadata: {name: data}"
+VOLUME = "{kind: PersistentVolume, metadata: {name: pv}"
+
+
+@pytest.mark.parametrize(
+    ("body", "named"),
+    [
+        (f"objects: [{CLAIM}, spec: hello}}]", "objects[0].spec: expected a mapping, got str 'hello'"),
+        (f"objects: [{CLAIM}, spec: {{resources: [1]}}}}]", "objects[0].spec.resources: expected a mapping, got list"),
+        (f"objects: [{CLAIM}, spec: {{}}, status: 3}}]", "objects[0].status: expected a mapping, got int 3"),
+        (f"objects: [{VOLUME}, spec: {{claimRef: [a]}}}}]", "objects[0].spec.claimRef: expected a mapping, got list"),
+        (
+            f"objects: [{VOLUME}, spec: {{nodeAffinity: {{required: x}}}}}}]",
+            "objects[0].spec.nodeAffinity.required: expected a mapping, got str 'x'",
+        ),
+        (
+            "objects: [{kind: StorageClass, metadata: {name: s}, allowedTopologies: 5}]",
+            "objects[0].allowedTopologies: expected a list, got int 5",
+        ),
+        (
+            "objects: [{kind: PodDisruptionBudget, metadata: {name: b}, spec: {selector: app}}]",
+            "objects[0].spec.selector: expected a mapping, got str 'app'",
+        ),
+        (
+            f"events: [{{at: 1, action: apply, object: {CLAIM}, spec: [x]}}}}]",
+            "events[0].object.spec: expected a mapping, got list",
+        ),
+        (
+            "workload: [{pod: {metadata: {name: p}, spec: {containers: [{name: m}], volumes: [{name: v, "
+            "ephemeral: {volumeClaimTemplate: {metadata: [], spec: {}}}}]}}}]",
+            "workload[0].pod.spec.volumes[0].ephemeral.volumeClaimTemplate.metadata: expected a mapping, got list",
+        ),
+        (
+            "workload: [{pod: {metadata: {name: p}, spec: {containers: [{name: m}], volumes: {a: 1}}}}]",
+            "workload[0].pod.spec.volumes: expected a list, got dict",
+        ),
+    ],
+)
+def test_objects_of_the_wrong_shape_are_refused_as_the_api_server_would(tmp_path: Path, body: str, named: str) -> None:
+    """Parts of storage objects, budgets and pods' volumes the simulator's controllers read and
+    write: a string where a mapping goes used to raise AttributeError or TypeError mid-run."""
+    path = tmp_path / "scenario.yaml"
+    path.write_text(NODES + body + "\n")
+    with pytest.raises(ScenarioError) as refused:
+        load_scenario(path)
+    assert any(problem.startswith(named) for problem in refused.value.problems), refused.value.problems
+
+
+def test_a_claim_whose_spec_is_a_string_exits_1_naming_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "scenario.yaml"
+    path.write_text(NODES + f"objects: [{CLAIM}, spec: hello}}]\n")
+    assert main(["simulate", str(path), "--quiet"]) == 1
+    _, err = capsys.readouterr()
+    assert "objects[0].spec: expected a mapping, got str 'hello'" in err and "Traceback" not in err
+
+
+def test_null_parts_of_storage_objects_are_empty_ones() -> None:
+    """`spec: null` on a claim or a volume is read as no spec (the controllers write into it)."""
+    objects = [
+        {"kind": "StorageClass", "metadata": {"name": "s"}, "provisioner": "p", "volumeBindingMode": "Immediate"},
+        {"kind": "PersistentVolume", "metadata": {"name": "pv", "annotations": None}, "spec": None, "status": None},
+        {"kind": "PersistentVolumeClaim", "metadata": {"name": "c", "annotations": None}, "spec": None},
+    ]
+    report = simulate({"nodes": [{"name": "n", "allocatable": {"cpu": "4"}}], "objects": objects})
+    assert report["summary"]["pods"] == 0
