@@ -4,7 +4,9 @@ Every failure, whether a handler's own (`RestError`: unknown queue, bad query va
 aiohttp's (no such route, wrong method, body too large), leaves as YuniKorn's error body
 `{"status_code": int, "message": str, "description": str}`: `message` is the short kind
 ("Queue not found"), `description` says what and where. A bug in a handler is logged and
-answered with a 500 of the same shape instead of aiohttp's HTML page.
+answered with a 500 of the same shape instead of aiohttp's HTML page. A client that goes away
+in the middle of its request (its body cut short) is no bug: one line at debug level, so no
+caller can fill the log with tracebacks.
 """
 
 from __future__ import annotations
@@ -60,6 +62,9 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         if err.status < 400:
             raise
         response = error_response(err.status, err.reason, f"{request.method} {request.path}: {err.reason}")
+    except ConnectionResetError as err:  # aiohttp's "Connection lost" while the body was read
+        log.debug("REST %s %s: the client went away mid-request (%s)", request.method, request.path, err)
+        response = error_response(400, "Client disconnected", f"{request.method} {request.path}: {err}")
     except Exception:
         log.exception("REST %s %s failed", request.method, request.path)
         response = error_response(500, "Internal error", f"{request.method} {request.path}: see the scheduler log")

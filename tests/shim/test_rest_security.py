@@ -8,6 +8,7 @@ API when a token is configured, or make a browser page read it from another orig
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -139,3 +140,29 @@ def test_herder_validate_refuses_an_alias_bomb(tmp_path: Path, capsys: pytest.Ca
     bomb.write_text(alias_bomb(levels=12))
     assert main(["validate", str(bomb)]) == EXIT_INVALID
     assert "aliases are expanded" in capsys.readouterr().err
+
+
+async def test_a_client_gone_mid_body_is_one_debug_line_not_an_error(
+    served: Served, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Any caller who can reach the port can open a validation and hang up half-way; that used to
+    be an ERROR with a full traceback each time."""
+    caplog.set_level(logging.DEBUG)
+    host, port = served.base.removeprefix("http://").rsplit(":", 1)
+    for _ in range(3):
+        _, writer = await asyncio.open_connection(host, int(port))
+        head = "POST /ws/v1/validate-conf HTTP/1.1\r\nHost: herder\r\nContent-Length: 1000\r\n\r\n"
+        writer.write(head.encode() + b"partitions:\n  - name: def")
+        await writer.drain()
+        writer.close()
+        await writer.wait_closed()
+    status, _ = await served.request("GET", "/healthz")
+    assert status == 200
+    for _ in range(50):  # the server sees each hang-up on its own time
+        if sum("went away" in r.getMessage() for r in caplog.records) == 3:
+            break
+        await asyncio.sleep(0.1)
+    mine = [r for r in caplog.records if r.name.startswith(("herder", "aiohttp"))]
+    assert not [r for r in mine if r.levelno >= logging.WARNING or r.exc_info], [r.getMessage() for r in mine]
+    gone = [r for r in mine if "went away" in r.getMessage()]
+    assert len(gone) == 3 and all(r.levelno == logging.DEBUG and "\n" not in r.getMessage() for r in gone)
