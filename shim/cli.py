@@ -52,6 +52,13 @@ def explain_command(args: argparse.Namespace) -> int:
 
 
 def run_command(args: argparse.Namespace) -> int:
+    from shim.ports import PortTaken, take_ports
+
+    try:  # before the operator is even imported: a port taken is said at once
+        args.rest_socket = take_ports(args.rest_address, args.rest_port or None, args.webhook_port or None)
+    except PortTaken as taken:
+        print(f"herder run: {taken}", file=sys.stderr)
+        return EXIT_INVALID
     from shim.kube.run import run_command as run
 
     return run(args)

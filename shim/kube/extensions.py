@@ -5,9 +5,10 @@ place that starts and stops them with the operator, so `herder run` has one list
 
 - REST API and /metrics (`shim.rest`): on `--rest-port` (0: off), in its own thread and event
   loop (`shim.rest.server`, which `herder simulate --serve` uses too) so a slow client never
-  delays kopf's watches. Started before kopf (`start_rest`), so a port already taken stops
-  start-up with a clear message instead of running without REST; the probes answer from then
-  on (`/readyz` 503 until the initial sync).
+  delays kopf's watches. `herder run` binds the port first of all (shim/ports.py, before it
+  reads the ConfigMap), so a port already taken stops it at once with a clear message instead
+  of running without REST; the server is started on that socket before kopf (`start_rest`),
+  and the probes answer from then on (`/readyz` 503 until the initial sync).
 - Status writers (`shim.kube.write.status`): ElasticQuota `status.used` and runtime annotations,
   pod PodScheduled=False conditions, throttled Kubernetes Events. WIRING POINT: started here
   when the module exists (see `_start_status`).
@@ -20,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import logging
-import socket
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -46,21 +46,15 @@ def _available(module: str) -> bool:
 
 def start_rest(op: HerderOperator) -> RestThread | None:
     """Serve REST and /metrics when a port is configured; OSError when it cannot be bound."""
-    if op.options.rest_port is None:
+    options = op.options
+    if options.rest_port is None:
         return None
     from shim.rest import RestThread
 
-    rest = RestThread(op, op.options.rest_host, op.options.rest_port, op.options.rest_access)
+    rest = RestThread(op, options.rest_host, options.rest_port, options.rest_access, options.rest_socket)
     rest.start()
     op.rest_port = rest.port
     return rest
-
-
-def check_port_free(host: str, port: int) -> None:
-    """OSError now if host:port cannot be bound (kopf binds the webhook port only later)."""
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as aiohttp's server does
-        probe.bind((host, port))
 
 
 def register_webhooks(op: HerderOperator, registry: kopf.OperatorRegistry, settings: kopf.OperatorSettings) -> bool:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import socket
 import threading
 import time
 from collections.abc import Mapping
@@ -57,6 +58,7 @@ from shim.kube.write.quota_groups import create_group_quotas
 from shim.kube.write.recorder import EventRecorder
 from shim.kube.write.volumes import VolumeBinder, VolumeWrites
 from shim.metrics import ShimMetrics
+from shim.ports import ANY_ADDRESS, check_port_free, rest_port_taken, webhook_port_taken
 from shim.rest import RestStatus
 from shim.rest.access import RestAccess
 
@@ -81,6 +83,8 @@ class OperatorOptions:
     volume_bind_timeout: float = 600.0
     rest_port: int | None = None  # None: no REST server; 0: any free port (see HerderOperator.rest_port)
     rest_host: str = "0.0.0.0"
+    # the REST port bound already (`herder run` binds it first of all: shim/ports.py)
+    rest_socket: socket.socket | None = None
     rest_access: RestAccess | None = None  # tokens and CORS origins; None: open, no CORS
     webhook_port: int | None = None  # None: no admission webhooks
     webhook_cert: str | None = None
@@ -375,15 +379,13 @@ class HerderOperator:
         webhook_port = self.options.webhook_port
         if webhook_port:
             try:
-                extensions.check_port_free(self.options.webhook_addr or "0.0.0.0", webhook_port)
+                check_port_free(self.options.webhook_addr or ANY_ADDRESS, webhook_port)
             except OSError as error:
-                raise StartupError(f"cannot listen for admission webhooks on port {webhook_port}: {error}") from None
+                raise StartupError(webhook_port_taken(webhook_port, error)) from None
         try:
             rest = extensions.start_rest(self)
         except OSError as error:
-            raise StartupError(
-                f"cannot serve the REST API on {self.options.rest_host}:{self.options.rest_port}: {error}"
-            ) from None
+            raise StartupError(rest_port_taken(self.options.rest_host, self.options.rest_port, error)) from None
 
         async def operate() -> None:
             try:

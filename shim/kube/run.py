@@ -1,7 +1,8 @@
 """`herder run`: the operator against a cluster, from a kubeconfig (a laptop) or in-cluster (a pod).
 
-Connects with the kubernetes client (kopf logs in with the same credentials), reads the
-scheduler ConfigMap, loads the whole cluster, takes part in the Lease election and schedules
+Takes its ports first (shim/ports.py: a port already taken is one line and exit code 1 at once,
+not after the ConfigMap is read), connects with the kubernetes client (kopf logs in with the same
+credentials), reads the scheduler ConfigMap, loads the whole cluster, takes part in the Lease election and schedules
 while it leads; REST and /metrics on `--rest-port`, admission webhooks on `--webhook-port`.
 SIGTERM or Ctrl+C stop it cleanly: scheduling stops, in-flight bindings finish, the Lease is
 released so a standby takes over at once. Problems a user can fix (unreadable kubeconfig,
@@ -11,6 +12,7 @@ invalid ConfigMap, bad `--set`) are one clear message and exit code 1 (2 for usa
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import os
 import socket
@@ -25,6 +27,7 @@ from shim.command import EXIT_INVALID, EXIT_OK, EXIT_USAGE, parse_set_options, r
 from shim.kube.operator import HerderOperator, OperatorOptions, StartupError
 from shim.kube.watch.reload import ConfigSource
 from shim.kube.write.api import token_reviewer
+from shim.ports import PortTaken, take_ports
 from shim.rest.access import RestAccess
 
 log = logging.getLogger("herder.operator")
@@ -127,6 +130,7 @@ def operator_options(args: argparse.Namespace, namespace: str, api: client.ApiCl
         webhook_cert=args.webhook_cert,
         webhook_key=args.webhook_key,
         webhook_cert_dir=cert_dir,
+        rest_socket=getattr(args, "rest_socket", None),
         freeze_after_sync=True,
     )
 
@@ -145,6 +149,14 @@ def run_command(args: argparse.Namespace) -> int:
     except RunError as error:
         print(f"herder run: {error}", file=sys.stderr)
         return EXIT_INVALID
+    if options.rest_socket is None:  # not taken by the command line yet (herder run does, first of all)
+        try:
+            options = dataclasses.replace(
+                options, rest_socket=take_ports(options.rest_host, options.rest_port, options.webhook_port)
+            )
+        except PortTaken as taken:
+            print(f"herder run: {taken}", file=sys.stderr)
+            return EXIT_INVALID
     log.info("herder %s connecting to %s; ConfigMap and Lease in namespace %s", options.identity, where, namespace)
     try:
         operator = HerderOperator(api, options)

@@ -5,12 +5,13 @@ one `RestStatus` and the metrics registry. The application owns a small thread p
 reading the scheduler (see `context.offload`); it is shut down with the application.
 Every request passes `access` (tokens, CORS: see `access`) and a body limit of `MAX_BODY`
 (a ConfigMap's own limit); `POST /ws/v1/validate-conf` runs in a child process of its own
-(`validation`). `start_rest_server` binds it on a host and port and returns the aiohttp runner, whose
-`cleanup()` stops it.
+(`validation`). `start_rest_server` binds it on a host and port (or serves it on a socket bound
+earlier, `shim.ports.listen`) and returns the aiohttp runner, whose `cleanup()` stops it.
 """
 
 from __future__ import annotations
 
+import socket
 from concurrent.futures import ThreadPoolExecutor
 
 from aiohttp import web
@@ -66,11 +67,14 @@ def build_rest_app(
     return app
 
 
-async def start_rest_server(app: web.Application, host: str = "0.0.0.0", port: int = DEFAULT_PORT) -> web.AppRunner:
-    """Serve `app` on host:port (port 0: any free port, see `runner.addresses`); `await runner.cleanup()` stops it."""
+async def start_rest_server(
+    app: web.Application, host: str = "0.0.0.0", port: int = DEFAULT_PORT, sock: socket.socket | None = None
+) -> web.AppRunner:
+    """Serve `app` on host:port (port 0: any free port, see `runner.addresses`), or on `sock` when
+    given (`shim.ports.listen`); `await runner.cleanup()` stops it."""
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, host, port)
+    site: web.BaseSite = web.SockSite(runner, sock) if sock is not None else web.TCPSite(runner, host, port)
     try:
         await site.start()
     except OSError:

@@ -6,7 +6,7 @@ The server gets its own event loop and thread, so a slow client never delays the
 metrics (binds, evictions) when the owner has them. The operator satisfies it as it is; the
 simulator passes its own.
 
-    server = RestThread(backend, "0.0.0.0", 9080, access)
+    server = RestThread(backend, "0.0.0.0", 9080, access)   # or sock=: a socket bound already
     server.start()        # OSError when the port cannot be bound; server.port is the bound port
     ...
     server.stop()
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import threading
 from typing import Protocol
 
@@ -46,10 +47,18 @@ class RestBackend(Protocol):
 class RestThread:
     """The REST API and /metrics of one backend, on their own event loop and thread."""
 
-    def __init__(self, backend: RestBackend, host: str, port: int, access: RestAccess | None = None) -> None:
+    def __init__(
+        self,
+        backend: RestBackend,
+        host: str,
+        port: int,
+        access: RestAccess | None = None,
+        sock: socket.socket | None = None,
+    ) -> None:
         self._backend = backend
         self._host = host
         self._port = port
+        self._socket = sock  # bound already (`herder run` binds its port first: shim/ports.py)
         self._access = access
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
@@ -81,7 +90,7 @@ class RestThread:
         backend = self._backend
         app = build_rest_app(backend.scheduler, backend.status, backend.metrics, access=self._access)
         try:
-            runner = await start_rest_server(app, self._host, self._port)
+            runner = await start_rest_server(app, self._host, self._port, self._socket)
         except OSError as error:
             self._error = error
             self._ready.set()

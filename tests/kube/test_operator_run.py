@@ -113,6 +113,28 @@ def test_a_taken_rest_port_stops_start_up_with_a_clear_message(cluster: Cluster,
     assert not cluster.core.read_namespaced_pod("waiting", "team").spec.node_name
 
 
+def test_a_taken_rest_port_fails_before_the_api_server_is_asked_anything(tmp_path: Path) -> None:
+    """The REST port is bound first of all: with an API server that never answers (the ConfigMap
+    read would wait for it), a taken port is still one clear line and exit code 1 at once."""
+    with socket.socket() as silent, socket.socket() as taken:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()  # connections are accepted by the kernel, never answered
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        config = kubeconfig(tmp_path / "kubeconfig", f"http://127.0.0.1:{silent.getsockname()[1]}")
+        log = tmp_path / "herder.log"
+        process = herder("--kubeconfig", str(config), "--rest-address", "127.0.0.1", "--rest-port", str(port), log=log)
+        try:
+            code = process.wait(timeout=20)
+        finally:
+            process.kill()
+    output = log.read_text()
+    assert code == 1, output
+    assert f"cannot serve the REST API on 127.0.0.1:{port}: Address already in use" in output
+    assert "Traceback" not in output and "connecting to" not in output
+
+
 def test_the_rest_token_file_guards_the_api_of_a_running_replica(cluster: Cluster, tmp_path: Path) -> None:
     config = kubeconfig(tmp_path / "kubeconfig", cluster.server.url)
     token = tmp_path / "token"
