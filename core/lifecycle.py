@@ -26,6 +26,7 @@ from core.resources import Resource
 from core.state import CoreState, Unplaced
 
 NOT_QUEUED = "not-queued"  # no queue takes the pod (placement, namespace quota, unreadable input)
+BIND_RETRY = "bind-retry"  # placed, its binding did not land: it waits out a back-off, still pending
 
 RECOVERY_QUEUE = "root.@recovery@"
 COMPLETING_TIMEOUT = 30.0  # seconds an application stays Completing before it is Completed
@@ -135,6 +136,7 @@ def retry_unplaced(state: CoreState, now: float) -> None:
 
 
 def remove_ask(state: CoreState, key: str, now: float) -> None:
+    state.bind_retries.pop(key, None)
     state.reasons.pop(key, None)
     state.rules.pop(key, None)
     state.preempting.pop(key, None)
@@ -250,7 +252,47 @@ def foreign_changed(state: CoreState, allocation: Allocation, sign: int) -> None
     state.quotas.set_foreign_used(Resource(used))
 
 
-def release(state: CoreState, key: str, now: float) -> None:
+def binding_failed(state: CoreState, key: str, retry_at: float, now: float) -> None:
+    """The pod's binding did not land and the pod is still pending: its placement rolls back in
+    every tracker as for a release, and its ask is pending again in its application at once,
+    held until `retry_at` (the shim's back-off). Without this the application would have no
+    pod, pending or placed, until the shim asked again: Completing, or even Completed."""
+    allocation = state.allocations.get(key)
+    ask = allocation.ask if allocation is not None else None
+    if allocation is None or ask is None or allocation.placeholder:
+        release(state, key, now)
+        return
+    release(state, key, now, settle_app=False)
+    queue_ask(state, ask, now)
+    app = state.ask_app.get(key)
+    if app is None:  # no queue takes it now (the configuration changed): it waits unplaced
+        before = state.partition.applications.get(allocation.application_id)
+        if before is not None:
+            settle(state, before, now)
+        return
+    app.hold(key)
+    state.candidates_changed(app)
+    state.bind_retries[key] = retry_at
+    state.rules[key] = BIND_RETRY
+    reason = f"its binding to node {allocation.node_id} did not land; tried again in {max(0.0, retry_at - now):g}s"
+    state.reasons[key] = reason
+    state.emit(SchedulingEvent(now, REQUEST, key, "Unschedulable", reason, ask.application_id, ask.display_name))
+
+
+def retry_bindings(state: CoreState, now: float) -> None:
+    """Pods whose back-off after a failed binding is over are candidates again."""
+    for key, at in list(state.bind_retries.items()):
+        if at > now:
+            continue
+        del state.bind_retries[key]
+        app = state.ask_app.get(key)
+        if app is not None and app.release_one(key):
+            state.candidates_changed(app)
+
+
+def release(state: CoreState, key: str, now: float, settle_app: bool = True) -> None:
+    """The pod is gone from its node (or its binding failed): every tracker rolls back; its
+    application settles (Completing when nothing is left) unless `settle_app` is False."""
     state.evicting.discard(key)
     state.waiting_for_node.pop(key, None)
     partition = state.partition
@@ -281,7 +323,8 @@ def release(state: CoreState, key: str, now: float) -> None:
             if app.app_id in queue.pending_apps and app_order_depends_on_usage(queue):
                 queue.order = None
         state.ugm.defer_decrease(app.queue_path, app.app_id, allocation.resource, app.user, not app.is_running)
-        settle(state, app, now)
+        if settle_app:
+            settle(state, app, now)
     state.quotas.release(key)
     state.quotas.remove_request(key)
     state.ask_quota.pop(key, None)

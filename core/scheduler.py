@@ -297,6 +297,15 @@ class Scheduler:
             gangs.tidy(state, self._now(now))
             self._changed(state)
 
+    def binding_failed(self, key: str, retry_after: float, now: float | None = None) -> None:
+        """The pod's binding did not land and the server shows it still pending: every tracker
+        rolls back, and the pod waits in its application (not tried for `retry_after` seconds)."""
+        with self._locked() as state:
+            when = self._now(now)
+            lifecycle.binding_failed(state, key, when + retry_after, when)
+            gangs.tidy(state, when)
+            self._changed(state)
+
     def eviction_failed(self, key: str, reason: str, now: float | None = None) -> None:
         """The shim could not evict (a PodDisruptionBudget said no): the recycler moves on."""
         with self._locked() as state:
@@ -391,6 +400,8 @@ class Scheduler:
             gangs.expire(state, when)
             gangs.tidy(state, when)
             lifecycle.expire_completing(state, when)
+            if state.bind_retries:
+                lifecycle.retry_bindings(state, when)
         while True:
             with self._lock:
                 state = self._state

@@ -122,6 +122,9 @@ class CoreState:
         # pod was queued, the change counter a preemptor was last tried at, the next time a
         # preemption delay runs out (or now: searches left over for the next cycle)
         self.holds: dict[str, Hold] = {}
+        # pods whose binding did not land, pending again in their application: when each is
+        # tried again (the shim's back-off)
+        self.bind_retries: dict[str, float] = {}
         self.pending_since: dict[str, float] = {}
         self.preempt_tried: dict[str, int] = {}
         self.preempt_due: float | None = None

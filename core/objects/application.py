@@ -5,8 +5,9 @@ time, then key. An ask that cannot run now is *parked* with the partition's chan
 parked asks are tried again only after something changed that could let them run (a pod
 ended, a node came, the config changed). That keeps a cycle from retrying thousands of
 pending pods that cannot fit, while a new ask is always tried at once. An ask *held* (a gang's
-pod waiting for its placeholders, core/gang/) is not tried again on any change, only once
-`release_held` says its gang may go on.
+pod waiting for its placeholders, core/gang/; a pod whose binding did not land, waiting out its
+back-off) is not tried again on any change, only once `release_held` says its gang may go on
+(or `release_one` that its back-off is over).
 """
 
 from __future__ import annotations
@@ -175,6 +176,14 @@ class Application:
         for ask in self.held.values():
             self._push(ask)
         self.held.clear()
+
+    def release_one(self, key: str) -> bool:
+        """The one held ask becomes a candidate again (its binding's back-off is over)."""
+        ask = self.held.pop(key, None)
+        if ask is None:
+            return False
+        self._push(ask)
+        return True
 
     def next_candidate(self, version: int) -> Ask | None:
         """The first ask to try now, or None when every pending ask is parked."""

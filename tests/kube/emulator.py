@@ -118,9 +118,13 @@ class EmulatorServer:
 
         self.call(mark)
 
-    def set_fault_rate(self, rate: float) -> None:
+    def set_fault_rate(self, rate: float, kinds: tuple[str, ...] | None = None) -> None:
+        """This share of bindings fails; `kinds` among "error", "timeout-applied", "timeout-lost"."""
+
         async def change() -> None:
             self.emulator.faults.rate = rate
+            if kinds is not None:
+                self.emulator.faults.kinds = kinds
 
         self.call(change)
 

@@ -135,6 +135,7 @@ class BindingFaults:
     delay: float = 1.5
     seed: int = 7
     lost_rate: float = 0.0  # bindings committed whose response is then dropped or held too long
+    kinds: tuple[str, ...] = ("error", "timeout-applied", "timeout-lost")  # what a fault is
     _random: random.Random = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -143,7 +144,7 @@ class BindingFaults:
     def draw(self) -> str | None:
         if self.rate <= 0 or self._random.random() >= self.rate:
             return None
-        return self._random.choice(("error", "timeout-applied", "timeout-lost"))
+        return self._random.choice(self.kinds)
 
     def draw_lost(self) -> str | None:
         """After a commit: "dropped" (the connection closes, no answer), "late" (the answer comes

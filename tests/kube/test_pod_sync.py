@@ -56,10 +56,10 @@ class Clock:
 @pytest.fixture
 def world() -> tuple[Scheduler, PodSync, Recorded, Clock]:
     recorded = Recorded()
-    scheduler = Scheduler(recorded, load_config(CONFIG))
+    clock = Clock()
+    scheduler = Scheduler(recorded, load_config(CONFIG), clock=clock)
     scheduler.update_node(_node("node-0"))
     scheduler.update_node(_node("node-1"))
-    clock = Clock()
     return scheduler, PodSync(scheduler, KubeCache(), lambda key: None, clock=clock), recorded, clock
 
 
@@ -125,7 +125,7 @@ def test_foreign_pod_counts_on_its_node_only(world: Any) -> None:
     assert scheduler.queue_document("root")["allocatedResource"].get("vcore", 0) == 0
 
 
-def test_failed_binding_asks_again_after_a_back_off(world: Any) -> None:
+def test_failed_binding_is_tried_again_after_a_back_off_pending_in_its_application(world: Any) -> None:
     scheduler, pods, _, clock = world
     pods.namespace_changed(ML)
     pods.apply(pod("job"))
@@ -133,9 +133,12 @@ def test_failed_binding_asks_again_after_a_back_off(world: Any) -> None:
     assert scheduler.allocation("uid-job") is not None
     pods.binding_failed("uid-job", pod("job"), gone=False)
     assert scheduler.allocation("uid-job") is None
-    assert scheduler.schedule() == 0, "not asked again before the back-off is over"
+    assert "did not land; tried again in 0.5s" in (scheduler.pending_reason("uid-job") or "")
+    app = scheduler.application_document("ml-autogen")  # no app id: the namespace's
+    assert app is not None and app["applicationState"] != "Completing" and len(app["requests"]) == 1
+    assert scheduler.schedule() == 0, "not tried again before the back-off is over"
     clock.now += 1
-    assert pods.retry_due() == 1
+    assert pods.retry_due() == 0  # the core holds the pod: nothing for the shim to ask again
     assert scheduler.schedule() == 1
 
 
@@ -251,8 +254,8 @@ def test_an_unresolved_binding_the_server_shows_pending_is_rolled_back_and_asked
     clock.now += 1
     pods.binding_failed("uid-job", pod("job"), gone=False)  # the server's word: pending
     assert scheduler.allocation("uid-job") is None
+    assert scheduler.schedule() == 0
     clock.now += 1
-    assert pods.retry_due() == 1
     assert scheduler.schedule() == 1
 
 

@@ -13,8 +13,9 @@ watch event, replay) and makes the core agree, asking the core what it already k
 - a finished or deleted pod is released, which is the only thing that lowers usage.
 
 A Herder pod waits until its namespace is known (the namespace's annotations decide its queue).
-A pod whose binding failed waits a little (doubling, capped) before it is asked for again, so a
-binding the API server keeps refusing never spins.
+A pod whose binding failed waits a little (doubling, capped) before it is tried again, so a
+binding the API server keeps refusing never spins; it stays pending in its application
+meanwhile (`Scheduler.binding_failed`), which therefore never looks finished.
 """
 
 from __future__ import annotations
@@ -256,7 +257,8 @@ class PodSync:
         response may hide a binding the server committed, and the watch's copy may be older
         than it. After attempts whose outcome is unknown (`binding_in_doubt`), "pending" is not
         final until none of them can commit any more. A pod still pending is asked for again
-        after a growing delay; a bound one is recovered where it runs; a deleted one is released.
+        after a growing delay (the core holds it pending in its application meanwhile); a bound
+        one is recovered where it runs; a deleted one is released.
         """
         with self._lock:
             if gone and fresh is None:
@@ -284,16 +286,20 @@ class PodSync:
             if current is not None and node == current.node_id:
                 self._known[key] = Known(OWN, node)
                 return
-            if current is not None:
-                self._scheduler.release_allocation(key)
-                self._known.pop(key, None)
-            if pod is None:
-                return
-            if node is None:
+            if pod is not None and node is None:
                 delay = self._retry.get(key, (0.0, FIRST_RETRY))[1]
                 self._retry[key] = (self._clock() + delay, min(delay * 2, LAST_RETRY))
                 log.info("pod %s will be placed again in %.1fs", _name_of(pod), delay)
-            self.apply(pod)
+                if current is not None:  # pending again in its application, held for the delay
+                    self._scheduler.binding_failed(key, delay)
+                    self._known[key] = Known(ASK)
+                self.apply(pod)  # the fresh copy (finished or deleted meanwhile: released)
+                return
+            if current is not None:
+                self._scheduler.release_allocation(key)
+                self._known.pop(key, None)
+            if pod is not None:
+                self.apply(pod)
 
     def unresolved_due(self) -> list[str]:
         """Pods whose binding's outcome is unknown and are due to be read again."""
