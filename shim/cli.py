@@ -168,6 +168,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --soak: seconds a delayed request waits (default %(default)s)",
     )
     bench.add_argument(
+        "--watch-drops",
+        type=float,
+        default=0,
+        metavar="SECONDS",
+        help="instead: Herder through a proxy cutting every API connection every 2-8 s (180: three minutes)",
+    )
+    bench.add_argument(
         "--leaves",
         type=int,
         default=0,

@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-# Labels for the figures of `--emulator`, `--emulator --restart` and `--soak` (unlisted keys
+# Labels for the figures of `--emulator`, `--emulator --restart`, `--soak` and `--watch-drops` (unlisted keys
 # are shown with their underscores turned into spaces).
 LABELS: dict[str, str] = {
     "nodes": "nodes",
@@ -38,6 +38,15 @@ LABELS: dict[str, str] = {
     "recovered_pods": "bound pods recovered",
     "herder_cpu_seconds_to_ready": "Herder's CPU to ready (s)",
     "delays_seconds": "delayed requests wait (s)",
+    "cut_every_seconds": "connections cut every (s)",
+    "cuts": "moments every connection was cut",
+    "connections_cut": "connections cut",
+    "nodes_added": "nodes added",
+    "node_used_after_p50_seconds": "node added to used, p50 (s)",
+    "node_used_after_max_seconds": "node added to used, max (s; target 5)",
+    "pods_deleted": "pods deleted meanwhile",
+    "double_binds": "pods bound twice (must be 0)",
+    "lost_pods": "pods lost (must be 0)",
     "held": "every check held",
     "wall_seconds": "wall time (s)",
     "cpu_seconds": "CPU (s)",

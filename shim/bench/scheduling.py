@@ -49,6 +49,7 @@ from shim.bench.queues import PODS as LEAF_PODS
 from shim.bench.queues import run_leaf_bench
 from shim.bench.quota import run_quota_bench
 from shim.bench.soak import run_soak
+from shim.bench.watch_drops import run_watch_drops
 from shim.command import collect_garbage_less_often
 from shim.convert.nodes import node_to_info
 from shim.convert.pods import pod_to_ask
@@ -537,7 +538,12 @@ def _print_text(report: dict[str, Any]) -> None:
             f"{trace['nodes']} nodes: {trace['cpu_seconds']} CPU-s ({trace['wall_seconds']} s wall), "
             f"{trace['microseconds_per_pod']} µs per pod"
         )
-    for part, title in (("emulator", "through the Kubernetes shim (emulator)"), ("soak", "binding soak (emulator)")):
+    parts = (
+        ("emulator", "through the Kubernetes shim (emulator)"),
+        ("soak", "binding soak (emulator)"),
+        ("watch_drops", "connections cut every few seconds (emulator)"),
+    )
+    for part, title in parts:
         if part in report:
             print(f"{title}:")
             print("\n".join(figure_lines(report[part])))
@@ -581,7 +587,17 @@ def bench_command(args: argparse.Namespace) -> int:
 
             progress.step(f"reading {DECODE_PODS:,} Job pods as the watch does, {ROUNDS} rounds")
             report["decode"] = run_decode_bench()
-        skip = (args.sweep, args.users, args.quotas, args.emulator, args.soak, args.leaves, args.trace, args.decode)
+        skip = (
+            args.sweep,
+            args.users,
+            args.quotas,
+            args.emulator,
+            args.soak,
+            args.leaves,
+            args.trace,
+            args.decode,
+            args.watch_drops,
+        )
         if not any(skip):
             report["scheduling"] = run_scheduling(
                 args.nodes,
@@ -606,6 +622,9 @@ def bench_command(args: argparse.Namespace) -> int:
         if args.soak:
             progress.step(f"the binding soak: {args.soak:,} pods against a lossy, slow emulator (minutes)")
             report["soak"] = run_soak(args.soak, args.soak_delays)
+        if args.watch_drops:
+            progress.step(f"{args.watch_drops:g} s through a proxy cutting every connection every 2-8 s (minutes)")
+            report["watch_drops"] = run_watch_drops(args.watch_drops)
     except RuntimeError as err:
         progress.done()
         print(f"herder bench: {err}", file=sys.stderr)
@@ -617,7 +636,7 @@ def bench_command(args: argparse.Namespace) -> int:
         print(json.dumps(report, indent=2))
     else:
         _print_text(report)
-    return 1 if "soak" in report and not report["soak"]["held"] else 0
+    return 1 if any(part in report and not report[part]["held"] for part in ("soak", "watch_drops")) else 0
 
 
 if __name__ == "__main__":

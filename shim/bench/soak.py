@@ -24,27 +24,34 @@ SOAK_TEST = Path("tests") / "kube" / "test_binding_soak.py"
 
 
 def run_soak(pods: int, delays: str) -> dict[str, Any]:
+    env = {"HERDER_SOAK_PODS": str(pods), "HERDER_SOAK_SLOW": delays}
+    held, outcome, seconds, cpu = run_suite_test(SOAK_TEST, env, "--soak")
+    return {
+        "pods": pods,
+        "delays_seconds": delays,
+        "held": held,
+        "wall_seconds": round(seconds, 1),
+        "cpu_seconds": round(cpu, 1),
+        "outcome": outcome,
+    }
+
+
+def run_suite_test(test: Path, env: dict[str, str], flag: str) -> tuple[bool, str, float, float]:
+    """Run one of the suite's emulator tests at a size `env` sets: (it passed, its last line,
+    wall seconds, CPU seconds of the run); RuntimeError when this is no source checkout."""
     root = Path(__file__).resolve().parents[2]
     missing = [name for name in ("pytest", "kmock") if importlib.util.find_spec(name) is None]
-    if missing or not (root / SOAK_TEST).is_file():
+    if missing or not (root / test).is_file():
         raise RuntimeError(
-            "--soak runs the binding soak against kmock's Kubernetes API emulator, which needs a source "
+            f"{flag} runs {test} against kmock's Kubernetes API emulator, which needs a source "
             "checkout with the development dependencies: pip install -e '.[dev]'"
         )
-    env = dict(os.environ, HERDER_SOAK_PODS=str(pods), HERDER_SOAK_SLOW=delays)
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(SOAK_TEST)]
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)]
     cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     began = time.monotonic()
-    done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(command, cwd=root, env={**os.environ, **env}, capture_output=True, text=True, check=False)
     seconds = time.monotonic() - began
     cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime)
     lines = [line for line in done.stdout.splitlines() if line.strip()]
-    return {
-        "pods": pods,
-        "delays_seconds": delays,
-        "held": done.returncode == 0,
-        "wall_seconds": round(seconds, 1),
-        "cpu_seconds": round(cpu, 1),
-        "outcome": lines[-1] if lines else done.stderr.strip()[-500:],
-    }
+    return done.returncode == 0, lines[-1] if lines else done.stderr.strip()[-500:], seconds, cpu

@@ -44,7 +44,7 @@ from shim.kube.watch.listing import ClusterReader, PagedListing
 from shim.kube.watch.nodes import NodeSync
 from shim.kube.watch.pods import PodSync
 from shim.kube.watch.quotas import QuotaSync
-from shim.kube.watch.reflector import Reflector, WatchTarget
+from shim.kube.watch.reflector import PLACEMENT_TIMING, Reflector, WatchTarget
 from shim.kube.watch.reload import ConfigReloader, ConfigSource, parse_configmap
 from shim.kube.watch.storage import PATHS as STORAGE_PATHS
 from shim.kube.watch.storage import StorageSync
@@ -189,6 +189,7 @@ class HerderOperator:
                 self.nodes.delete,
                 self._relist_nodes,
             ),
+            PLACEMENT_TIMING,
             observe=self.metrics.watch_restart,
         )
         self.storage_watches = [
@@ -201,6 +202,7 @@ class HerderOperator:
                     *self.storage.handlers(plural),
                     partial(self._relist_storage, plural),
                 ),
+                PLACEMENT_TIMING,
                 observe=self.metrics.watch_restart,
             )
             for plural, path in STORAGE_PATHS.items()

@@ -150,9 +150,10 @@ class EmulatorServer:
 class HerderReplica:
     """One `herder run` in-process: the real operator (kopf, threads, REST) in its own thread."""
 
-    def __init__(self, server: EmulatorServer, options: OperatorOptions) -> None:
+    def __init__(self, server: EmulatorServer, options: OperatorOptions, api_url: str | None = None) -> None:
         self.server = server
         self.options = options
+        self.api_url = api_url  # another way to the emulator (a proxy in front of it), when given
         self.identity = options.identity
         self.operator: HerderOperator | None = None
         self._stop = threading.Event()
@@ -171,7 +172,10 @@ class HerderReplica:
 
     def _run(self) -> None:
         try:
-            self.operator = HerderOperator(self.server.api_client(), self.options)
+            api_client = self.server.api_client()
+            if self.api_url is not None:
+                api_client.configuration.host = self.api_url
+            self.operator = HerderOperator(api_client, self.options)
             self.operator.run(self._stop, self._ready)
         except BaseException as error:  # reported by start(), which is waiting for it
             self._error = error

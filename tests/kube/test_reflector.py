@@ -6,6 +6,8 @@ recorded. The last test runs the whole operator through a watch that breaks and 
 
 from __future__ import annotations
 
+import logging
+import socket
 import threading
 import time
 import urllib.request
@@ -16,10 +18,11 @@ import pytest
 from kubernetes import client
 
 from shim.kube.watch.listing import ClusterReader, PagedListing
-from shim.kube.watch.reflector import Reflector, WatchTarget, split_lines
+from shim.kube.watch.reflector import Reflector, WatchTarget, WatchTiming, split_lines
 from tests.kube.conftest import Cluster, eventually, herder_pod
-from tests.kube.emulator import EmulatorServer, namespace_body
+from tests.kube.emulator import EmulatorServer, namespace_body, node_body
 from tests.kube.emulator_api import PODS
+from tests.kube.flaky_proxy import FlakyProxy
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -265,3 +268,49 @@ def test_a_listing_started_early_and_given_up_before_it_is_read_ends_its_thread(
     listing.close()
     listing._reader.join(5)
     assert not listing._reader.is_alive()
+
+
+def test_a_quiet_watch_cut_again_and_again_reconnects_at_once_every_time(
+    server: EmulatorServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A proxy drops the node watch's connection every fraction of a second; the stream had been
+    served each time (open longer than `served_after`, here shortened), so it reconnects after the
+    first pause, never drifting to the longest one (30 s before: a node seen up to 30 s late)."""
+    caplog.set_level(logging.INFO, logger="herder.watch")
+    received = Received()
+    with FlakyProxy(server.url, every=(0.3, 0.5)) as proxy:
+        api_client = server.api_client()
+        api_client.configuration.host = proxy.url
+        reader = ClusterReader(api_client)
+        target = WatchTarget(
+            "nodes", "/api/v1/nodes", reader.node_listing, received.apply, received.delete, received.relist
+        )
+        reflector = Reflector(api_client, target, WatchTiming(served_after=0.2))
+        reflector.start(reader.node_listing()[1])
+        try:
+            eventually(lambda: reflector.cut >= 5, "five cuts of the node watch", timeout=30)
+            client.CoreV1Api(server.api_client()).create_node(node_body("late"))
+            eventually(lambda: received.has(("apply", "late")), "the node added after the cuts")
+        finally:
+            reflector.stop()
+    pauses = [r.getMessage() for r in caplog.records if "again from resourceVersion" in r.getMessage()]
+    assert pauses and all(message.endswith("in 0.5s") for message in pauses), pauses
+
+
+def test_a_watch_that_cannot_be_opened_backs_off_up_to_its_cap(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="herder.watch")
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]  # nothing listens there once closed
+    config = client.Configuration()
+    config.host = f"http://127.0.0.1:{port}"
+    received = Received()
+    target = WatchTarget("nodes", "/api/v1/nodes", lambda: ([], ""), received.apply, received.delete, received.relist)
+    reflector = Reflector(client.ApiClient(config), target, WatchTiming(first_pause=0.1, max_pause=0.4))
+    reflector.start("1")
+    try:
+        eventually(lambda: sum("broke" in r.getMessage() for r in caplog.records) >= 6, "six refused connections")
+    finally:
+        reflector.stop()
+    pauses = [r.getMessage().rsplit(" in ", 1)[1] for r in caplog.records if "broke" in r.getMessage()]
+    assert pauses[:5] == ["0.1s", "0.2s", "0.4s", "0.4s", "0.4s"], pauses

@@ -11,9 +11,16 @@ timeout) feeds each event straight to `PodSync` or `NodeSync`. kopf still runs t
 cannot write to one.
 
 The stream reconnects from the last resourceVersion it saw (a bookmark counts), with a growing
-pause after failures. When the server no longer has that version (410 Gone, as a status or
-as an ERROR event), the kind is listed again: every object is applied and the ones missing
-from the listing are forgotten (`relist`). Events are applied in the order they arrive.
+pause after failures. A stream the server served (it delivered an event, or stayed open a few
+seconds) and that was then cut is no failure of the server: proxies, load balancers and NAT
+tables drop long-lived connections, and a watch is the longest-lived there is; it reconnects
+after the first pause again, so a quiet watch (nodes, volumes) cut every few seconds never
+drifts to the longest pause and sees a new node late. Only streams that cannot be opened, or
+break at once, back off (0.5 s doubling, up to `max_pause`: 30 s for pods, capped lower for
+nodes and storage, which decide where pods may go). When the server no longer has that version
+(410 Gone, as a status or as an ERROR event), the kind is listed again: every object is
+applied and the ones missing from the listing are forgotten (`relist`). Events are applied in
+the order they arrive.
 """
 
 from __future__ import annotations
@@ -38,7 +45,8 @@ Apply = Callable[[Mapping[str, Any]], None]
 Listing = Callable[[], "tuple[list[dict[str, Any]], str]"]
 """list() -> (every object, the listing's resourceVersion)."""
 Observe = Callable[[str, str], None]
-"""observe(kind, reason): a stream reopened because it `ended`, `broke` or `expired`."""
+"""observe(kind, reason): a stream reopened because it `ended`, was `cut` after the server served
+it, `broken` (it could not be opened or broke at once) or `expired`."""
 Relist = Callable[[list[dict[str, Any]], float], None]
 """relist(every object, when the listing began (monotonic)): apply them all, forget the rest."""
 
@@ -64,6 +72,11 @@ class WatchTiming:
     connect_timeout: float = 30.0
     first_pause: float = 0.5  # after a failed stream, doubling up to max_pause
     max_pause: float = 30.0
+    served_after: float = 1.0  # a stream open this long (or that delivered) was served, then cut
+
+
+# Nodes and storage objects decide where pods may go: their watches retry sooner.
+PLACEMENT_TIMING = WatchTiming(max_pause=5.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +128,9 @@ class Reflector:
         self.resource_version = ""
         self.streams = 0  # watch connections opened
         self.relists = 0
+        self.cut = 0  # streams the server served that were then cut (reconnected at the first pause)
+        self._served = False  # the current stream delivered an event or stayed open `served_after`
+        self._opened_at = 0.0
 
     def start(self, resource_version: str) -> None:
         """Follow the kind from `resource_version` (the start-up listing's) in a thread of its own."""
@@ -158,6 +174,21 @@ class Reflector:
             except Exception as error:
                 if self._stop.is_set():
                     return
+                if self._was_served():
+                    # Served, then cut (a proxy, a load balancer): no reason to wait longer each time.
+                    self._observe(self._target.kind, "cut")
+                    self.cut += 1
+                    pause = self._timing.first_pause
+                    log.info(
+                        "%s watch cut after %.0fs (%s); again from resourceVersion %s in %.1fs",
+                        self._target.kind,
+                        time.monotonic() - self._opened_at,
+                        error,
+                        self.resource_version,
+                        pause,
+                    )
+                    self._stop.wait(pause)
+                    continue
                 self._observe(self._target.kind, "broken")
                 problem = f"broke ({error})"
             log.warning(
@@ -170,6 +201,11 @@ class Reflector:
             self._stop.wait(pause)
             pause = min(pause * 2, self._timing.max_pause)
 
+    def _was_served(self) -> bool:
+        """Whether the stream that just broke had been served: it delivered an event, or the
+        server kept it open `served_after` seconds (a quiet watch sends nothing for minutes)."""
+        return self._served or (self._opened_at > 0 and time.monotonic() - self._opened_at >= self._timing.served_after)
+
     def _relist(self) -> None:
         began = time.monotonic()
         items, version = self._target.listing()
@@ -179,14 +215,16 @@ class Reflector:
 
     def _follow(self) -> bool:
         """One watch stream until it ends; True when it delivered anything (so the pause resets)."""
+        self._served, self._opened_at = False, 0.0
         response = self._open()
+        self._opened_at = time.monotonic()
         delivered = ended = False
         try:
             for line in split_lines(self._chunks(response)):
                 if self._stop.is_set():
                     break
                 self._dispatch(json.loads(line))
-                delivered = True
+                delivered = self._served = True
             else:
                 ended = True
         finally:
