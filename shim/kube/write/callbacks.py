@@ -40,6 +40,12 @@ class ShimCallbacks:
             else:
                 self._placeholders.replace(allocation)  # the placeholder goes, then the binder binds
             return
+        if self._placeholders is not None:
+            self._placeholders.after_deletions_on(allocation.node_id, lambda: self._bind_placed(allocation))
+        else:
+            self._bind_placed(allocation)
+
+    def _bind_placed(self, allocation: Allocation) -> None:
         if allocation.volume_plan and self._volumes is not None:
             self._volumes.submit(allocation)  # the claims first; the binder binds the pod once they are bound
             return

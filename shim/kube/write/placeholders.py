@@ -8,6 +8,9 @@ core released or replaced them. The work runs on a few threads of its own, never
 - `delete(a)`: the core released the placeholder: DELETE it, grace period 0.
 - `replace(a)`: real pod `a` takes the place of placeholder `a.replaces`: DELETE the
   placeholder, then hand `a` to the binder (same node).
+- `after_deletions_on(node, then)`: any other bind to a node waits for the placeholder
+  deletions under way there (a real pod larger than its placeholder releases it, then may be
+  placed in its room): the kubelet must not see both.
 
 The core may replace a placeholder in the very cycle it placed it: a deletion waits for the
 placeholder's creation, and cancels it when it has not started (then nothing is written at all).
@@ -66,6 +69,7 @@ class PlaceholderWriter:
         self._lock = threading.Lock()
         self._retiring: set[str] = set()
         self._creating: dict[str, Future[None]] = {}
+        self._deleting: dict[str, set[Future[bool]]] = {}  # node -> deletions under way there
         self._failures: dict[str, int] = {}  # application -> placeholder creations failed in a row
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="herder-placeholder")
         self.created = 0
@@ -84,7 +88,29 @@ class PlaceholderWriter:
         if creation is not None and creation.cancel():
             self.forget(allocation.key)  # never created: nothing to delete, no DELETED event to wait for
             return
-        self._pool.submit(self._delete, allocation.key, reason, creation)
+        deletion = self._pool.submit(self._delete, allocation.key, reason, creation)
+        node = allocation.node_id
+        with self._lock:
+            self._deleting.setdefault(node, set()).add(deletion)
+        deletion.add_done_callback(lambda done: self._deleted(node, done))
+
+    def after_deletions_on(self, node: str, then: Callable[[], None]) -> None:
+        """Run `then` once every placeholder deletion under way on `node` has ended (at once when
+        none is): the core counts a released placeholder's room free the moment it lets it go,
+        and a pod bound there before the placeholder is gone would meet a kubelet that still
+        counts it (and be refused, OutOfcpu)."""
+        with self._lock:
+            waiting = list(self._deleting.get(node, ()))
+        if not waiting:
+            then()
+            return
+
+        def wait_then() -> None:
+            for deletion in waiting:  # submitted before this task (the pool is FIFO): never a deadlock
+                deletion.result()
+            then()
+
+        self._pool.submit(wait_then)
 
     def replace(self, allocation: Allocation) -> None:
         creation = self._retire(allocation.replaces)
@@ -113,6 +139,14 @@ class PlaceholderWriter:
         with self._lock:
             self._retiring.add(key)
             return self._creating.pop(key, None)
+
+    def _deleted(self, node: str, deletion: Future[bool]) -> None:
+        with self._lock:
+            under_way = self._deleting.get(node)
+            if under_way is not None:
+                under_way.discard(deletion)
+                if not under_way:
+                    del self._deleting[node]
 
     def _created(self, key: str, future: Future[None]) -> None:
         with self._lock:
