@@ -1,8 +1,9 @@
 """The laws of preemption that speak about queues (YuniKorn's preemption design).
 
-- Only an ask in a queue under its guarantee may trigger preemption: on every queue of its
-  path that guarantees a resource the ask needs, `allocated + held + ask <= guaranteed`, and
-  at least one such guarantee exists (a path without any guarantee never triggers).
+- Only an ask in a queue under its guarantee may trigger preemption: `allocated + held + ask
+  <= guaranteed` for each resource the ask needs that its leaf guarantees, or, when the leaf
+  guarantees nothing, on every queue above it that does; at least one such guarantee exists (a
+  path without any guarantee never triggers).
 - Only queues over their guarantee lose pods, and never so far that they fall below it: on
   the victim's path below the queue it shares with the preemptor, every guaranteed resource
   the victims use stays at or above the guarantee after they go. Above the shared queue the
@@ -15,7 +16,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from core.config.schema import PREEMPTION_DELAY, PREEMPTION_POLICY
 from core.config.settings import parse_duration
@@ -64,10 +65,16 @@ def is_guarded(leaf: Queue) -> bool:
 
 
 def under_guarantee(leaf: Queue, request: Mapping[str, int], held: Held) -> bool:
-    """Whether `request` still fits every guarantee on the leaf's path (law: only a queue under
-    its guarantee triggers), counting the room already held for the path's preemptors."""
+    """Whether `request` still fits the guarantees that speak for the leaf (law: only a queue
+    under its guarantee triggers), counting the room already held for the path's preemptors.
+
+    A leaf with a guarantee of its own is judged by it alone: its parent may be over the
+    parent's guarantee because of a sibling's pods, and that sibling is then a victim, not a
+    reason to wait (YuniKorn's `TestTryPreemption`). A leaf without one is judged by every
+    guarantee above it."""
     guarded = False
-    for queue in leaf.ancestry():
+    judges: Iterable[Queue] = (leaf,) if leaf.guaranteed else leaf.ancestry()
+    for queue in judges:
         guaranteed = queue.guaranteed
         if not guaranteed:
             continue

@@ -323,3 +323,32 @@ def test_a_pod_its_elastic_quota_refuses_never_preempts_so_the_two_never_fight()
     world.pod("t1", queue="root.prod", app="team-app", namespace="team")  # prod is under its guarantee
     world.schedule(advance=30)
     assert world.node_of("t0") == "n1" and world.out.evictions == []
+
+
+SHARED_PARENT = queues_config(
+    """
+- name: parent
+  resources: {guaranteed: {vcore: 10}, max: {vcore: 20}}
+  queues:
+    - name: child1
+      resources: {guaranteed: {vcore: 5}, max: {vcore: 10}}
+    - name: child2
+      resources: {guaranteed: {vcore: 5}, max: {vcore: 10}}
+""",
+    root_properties=DELAY,
+)
+
+
+@pytest.mark.parametrize("parent_guarantee", [True, False], ids=["parent guaranteed", "parent without one"])
+def test_a_queue_under_its_own_guarantee_preempts_a_sibling_that_fills_their_parent(parent_guarantee: bool) -> None:
+    # YuniKorn's TestTryPreemption: child1 uses 10 of a 10-core node, which puts the shared parent
+    # at its guarantee of 10; child2 (guaranteed 5, using nothing) asks for 5: child1 gives a pod back.
+    config = SHARED_PARENT if parent_guarantee else SHARED_PARENT.replace("guaranteed: {vcore: 10}, ", "")
+    world = cluster(config, cpu=10)
+    full(world, count=2, queue="root.parent.child1", prefix="c", cpu=5)
+    world.pod("ask3", queue="root.parent.child2", app="app2", cpu=5)
+    world.schedule(advance=10)
+    assert world.out.evicted() == ["c1"]  # the newest of child1's pods
+    world.finish("c1")
+    assert world.schedule() == {"ask3": "n1"}
+    assert world.allocated("root.parent.child1")["vcore"] == 5000  # its own guarantee, never less
