@@ -43,7 +43,13 @@ from core.state import CoreState
 
 def allocate_one(state: CoreState, now: float) -> Allocation | None:
     """Place one pending pod, or return None when no pending pod can be placed now."""
-    return _walk(state, state.partition.root, now)
+    allocation = _walk(state, state.partition.root, now)
+    while allocation is None and state.hold_let_go:
+        # A preemptor let its held room go: the pods parked while it was held may take it.
+        state.hold_let_go = False
+        state.bump()
+        allocation = _walk(state, state.partition.root, now)
+    return allocation
 
 
 def _walk(state: CoreState, queue: Queue, now: float) -> Allocation | None:
@@ -308,7 +314,7 @@ def _held_node(state: CoreState, ask: Ask, may_place: bool) -> tuple[str | None,
     if running:
         return None, f"waiting for {running} preempted pod(s) on node {hold.node_id} to end"
     release_hold(state, ask.key)
-    state.bump()  # the held room is free for everyone again unless the ask takes it now
+    state.hold_let_go = True  # the held room is free for everyone again unless the ask takes it now
     node = state.partition.nodes.get(hold.node_id)
     if (
         may_place

@@ -122,6 +122,9 @@ class CoreState:
         # pod was queued, the change counter a preemptor was last tried at, the next time a
         # preemption delay runs out (or now: searches left over for the next cycle)
         self.holds: dict[str, Hold] = {}
+        # a hold was let go during the walk: its room is everyone's again once the walk ends
+        # (bumping the change counter in the middle of a walk would unpark what it parks)
+        self.hold_let_go = False
         self.pending_since: dict[str, float] = {}
         self.preempt_tried: dict[str, int] = {}
         self.preempt_due: float | None = None

@@ -352,3 +352,16 @@ def test_a_queue_under_its_own_guarantee_preempts_a_sibling_that_fills_their_par
     world.finish("c1")
     assert world.schedule() == {"ask3": "n1"}
     assert world.allocated("root.parent.child1")["vcore"] == 5000  # its own guarantee, never less
+
+
+def test_room_another_scheduler_takes_sends_the_preemptor_searching_again() -> None:
+    # The held room only binds Herder: a pod of another scheduler may land there once the victim
+    # is gone. The preemptor lets the hold go (the cycle goes on: it used to spin here for ever)
+    # and, still under its guarantee, preempts again.
+    world = preempting()
+    world.finish("b3")
+    world.foreign("other", "n1", cpu=1)
+    assert world.schedule() == {}
+    assert world.out.evicted() == ["b3", "b2"]
+    world.finish("b2")
+    assert world.schedule() == {"p0": "n1"}
