@@ -36,9 +36,9 @@ from core.objects.node_index import static_mismatch
 from core.objects.queue import Queue
 from core.objects.queue_priority import children_by_priority
 from core.policies import app_order_depends_on_usage, application_key, order_applications
-from core.preemption.holds import release_hold
-from core.resources import Resource
-from core.state import CoreState
+from core.preemption.holds import held_by_queue, release_hold
+from core.resources import Resource, format_amounts
+from core.state import CoreState, Hold
 
 
 def allocate_one(state: CoreState, now: float) -> Allocation | None:
@@ -177,6 +177,8 @@ def _rule_reason(state: CoreState, leaf: Queue, app: Application, ask: Ask) -> t
             cluster_full = _cluster_full(state, ask.resource)
         else:
             reason = queue.max_message(key, ask.resource.get_value(key))
+    if reason is None and state.holds:
+        reason = _held_room_reason(state, leaf, ask)
     if reason is None and not app.is_running:
         reason, rule = leaf.app_limit_violation(), QUEUE_MAX_APPLICATIONS
     return reason, cluster_full, rule
@@ -199,19 +201,62 @@ def _over_max(state: CoreState, leaf: Queue, resource: Resource) -> tuple[Queue,
     return state.over_max[key]
 
 
-def admissible(state: CoreState, leaf: Queue, app: Application, ask: Ask) -> bool:
-    """Whether only room on the nodes keeps the ask waiting: queue max, maxapplications, user
-    and group limits and its elastic quota all let it run (so preemption can help it)."""
-    reason, _, _ = _rule_reason(state, leaf, app, ask)
-    if reason is not None:
-        return False
+def _held_over_max(state: CoreState, leaf: Queue, ask: Ask) -> tuple[Queue, str, int] | None:
+    """The first queue below root whose max the ask would pass once the room held for other
+    preemptors in it is counted (that room is theirs the moment their victims are gone), the
+    resource, and how much is held; None when every such max holds it."""
+    held = held_by_queue(state, but=ask.key)
+    for queue in leaf.ancestry():
+        extra = held.get(queue.path)
+        limit = queue.max
+        if not extra or limit is None or queue.parent is None:
+            continue
+        for key, cap in limit.items():
+            amount = ask.resource.get(key, 0)
+            if amount > 0 and queue.allocated.get(key, 0) + extra.get(key, 0) + amount > cap:
+                return queue, key, extra.get(key, 0)
+    return None
+
+
+def _held_room_reason(state: CoreState, leaf: Queue, ask: Ask) -> str | None:
+    over = _held_over_max(state, leaf, ask)
+    if over is None:
+        return None
+    queue, key, extra = over
+    assert queue.max is not None
+    used, held, asked, ceiling = format_amounts(
+        key, queue.allocated.get(key, 0), extra, ask.resource.get_value(key), queue.max[key]
+    )
+    return (
+        f"queue {queue.path} would exceed max {key}: {used} allocated + {held} held for preempting"
+        f" pods + {asked} asked > {ceiling}"
+    )
+
+
+def preemption_scope(state: CoreState, leaf: Queue, app: Application, ask: Ask) -> Queue | None:
+    """Where preemption may make room for the ask: the lowest queue on its path whose max it
+    would pass (counting room held for other preemptors), or the root when only room on the
+    nodes keeps it waiting. None when something preemption cannot change keeps it waiting: its
+    own queue's max (no pod of its own queue is a victim), maxapplications, its user's or
+    group's limits (checked first, as YuniKorn does: preemption does not help a user limit),
+    its elastic quota, or rules Herder cannot honour."""
+    if ask.constraints.unsupported_required:
+        return None
+    over = _over_max(state, leaf, ask.resource)
+    if state.holds:
+        held = _held_over_max(state, leaf, ask)
+        if held is not None and (over is None or held[0].path.startswith(over[0].path + ".")):
+            over = held[0], held[1]
+    scope = state.partition.root if over is None else over[0]
+    if scope is leaf or (not app.is_running and leaf.app_limit_violation() is not None):
+        return None
     ugm = state.ugm
     if ugm.limits_apply(leaf.path) or not app.app_id:
         if not ugm.increase_tracked_resource(leaf.path, app.app_id, ask.resource, app.user):
-            return False
+            return None
         ugm.decrease_tracked_resource(leaf.path, app.app_id, ask.resource, app.user, not app.is_running)
     quota = state.ask_quota.get(ask.key, DEFAULT_QUOTA)
-    return state.quotas.check_admission(quota, ask.resource, ask.preemptible) is None
+    return scope if state.quotas.check_admission(quota, ask.resource, ask.preemptible) is None else None
 
 
 def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: float) -> Allocation | None:
@@ -232,6 +277,8 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
         # the cluster is full and nothing may be taken back for this ask
         _park(state, app, ask, cluster_full, now, NO_NODE_FITS, leaf)
         return None
+    if reason is not None and rule == QUEUE_MAX and ask.key in state.holds:
+        reason = _held_wait(state, ask) or reason  # its victims make room in the queue
     if reason is not None:
         _park(state, app, ask, reason, now, rule)
         return None
@@ -306,13 +353,34 @@ def _cluster_full(state: CoreState, resource: Resource) -> str | None:
     return state.cluster_full[resource]
 
 
+def waiting_for_victims(state: CoreState, hold: Hold) -> str | None:
+    """What a preemptor waits for while its victims are still running (None once all are gone)."""
+    running = [state.allocations[key] for key in hold.victims if key in state.allocations]
+    if not running:
+        return None
+    if all(victim.node_id == hold.node_id for victim in running):
+        return f"waiting for {len(running)} preempted pod(s) on node {hold.node_id} to end"
+    return f"waiting for {len(running)} preempted pod(s) to end, room held on node {hold.node_id}"
+
+
+def _held_wait(state: CoreState, ask: Ask) -> str | None:
+    """Why a preemptor its queue's max still refuses waits: for its victims; once they are all
+    gone and the max still says no, the hold goes (a new search may follow) and None."""
+    hold = state.holds[ask.key]
+    waiting = waiting_for_victims(state, hold)
+    if waiting is None:
+        release_hold(state, ask.key)
+        state.hold_let_go = True
+    return waiting
+
+
 def _held_node(state: CoreState, ask: Ask, may_place: bool) -> tuple[str | None, str | None]:
     """The node preemption holds room on for the ask, once its victims are gone; while they
     are not, None and the reason the ask waits."""
     hold = state.holds[ask.key]
-    running = sum(1 for key in hold.victims if key in state.allocations)
-    if running:
-        return None, f"waiting for {running} preempted pod(s) on node {hold.node_id} to end"
+    waiting = waiting_for_victims(state, hold)
+    if waiting is not None:
+        return None, waiting
     release_hold(state, ask.key)
     state.hold_let_go = True  # the held room is free for everyone again unless the ask takes it now
     node = state.partition.nodes.get(hold.node_id)

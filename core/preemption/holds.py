@@ -14,10 +14,12 @@ from core.resources import add_into
 from core.state import CoreState, Hold
 
 
-def held_by_queue(state: CoreState) -> dict[str, dict[str, int]]:
-    """Per queue path, the resources held for preemptors in or below it."""
+def held_by_queue(state: CoreState, but: str | None = None) -> dict[str, dict[str, int]]:
+    """Per queue path, the resources held for preemptors in or below it (but for `but`'s hold)."""
     held: dict[str, dict[str, int]] = {}
-    for hold in state.holds.values():
+    for key, hold in state.holds.items():
+        if key == but:
+            continue
         queue = state.partition.find_queue(hold.queue_path)
         if queue is None:
             continue

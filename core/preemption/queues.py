@@ -11,6 +11,8 @@
 - `preemption.policy: fence` on a queue keeps asks in or below it from reaching pods outside
   it (one-way: asks from outside may still preempt inside); `disabled` makes the pods in or
   below the queue no victims at all.
+- An ask its queue's parent's max (or a max further up) keeps waiting looks for victims inside
+  that queue only: they free room in it and above it; a fence further down still comes first.
 - `preemption.delay` (inherited, default 30 s): how long an ask waits before it may preempt.
 """
 
@@ -46,12 +48,35 @@ def delay(queue: Queue) -> float:
         return DEFAULT_DELAY
 
 
-def fence(leaf: Queue) -> Queue | None:
-    """The nearest fenced queue at or above `leaf` (its asks preempt only inside it), or None."""
+def search_top(leaf: Queue, blocking: Queue) -> Queue:
+    """The queue whose subtree the leaf's asks look for victims in: the nearest fenced queue at
+    or above `leaf` (its asks preempt only inside it) or `blocking`, the queue whose max (the
+    cluster's size at root) keeps the ask waiting, whichever comes first. Victims from inside
+    the blocking queue free room in it and in every queue above it."""
     for queue in leaf.ancestry():
-        if policy(queue) == FENCE:
+        if queue is blocking or policy(queue) == FENCE:
             return queue
-    return None
+    return blocking
+
+
+def room_needed(leaf: Queue, request: Mapping[str, int], held: Held, leaving: Held) -> dict[str, int]:
+    """What must leave the leaf's path for `request` to fit every max below root: per resource,
+    the most any queue's `allocated + held - leaving + request` passes its max by."""
+    need: dict[str, int] = {}
+    for queue in leaf.ancestry():
+        limit = queue.max
+        if limit is None or queue.parent is None:
+            continue
+        extra = held.get(queue.path, {})
+        gone = leaving.get(queue.path, {})
+        for key, cap in limit.items():
+            amount = request.get(key, 0)
+            if amount <= 0:
+                continue
+            over = queue.allocated.get(key, 0) + extra.get(key, 0) - gone.get(key, 0) + amount - cap
+            if over > need.get(key, 0):
+                need[key] = over
+    return need
 
 
 def may_lose_pods(leaf: Queue) -> bool:

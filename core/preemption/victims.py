@@ -1,12 +1,15 @@
-"""Choosing the victims on one node: the fewest pods, in YuniKorn's order, that make room.
+"""Choosing the victims: the fewest pods, in YuniKorn's order, that make room on one node and
+under the maxes of the preemptor's queues.
 
 Victims are taken in this order: pods that allow preemption before those that ask not to be
 preempted (`yunikorn.apache.org/allow-preemption: "false"`: chosen last, never out of reach),
 lower priority first (priorities adjusted by the queues' `priority.offset`, see
 `objects/queue_priority.py`), newest first. Each victim must keep every queue it leaves at or above
 its guarantee (see `queues.Surplus`). Once the room is enough, victims the cut does not need
-are given back, most important first, so the set is minimal; among nodes the one needing the
-fewest victims wins (then the fewest opted-out ones, the lowest top priority, the node name).
+are given back, most important first, so the set is minimal. When a queue's max keeps the
+preemptor waiting, more victims from anywhere in the searched queues free room under it
+(`cover`). Among nodes the one needing the fewest victims wins (then the fewest opted-out
+ones, the lowest top priority, the node name).
 
 For a pod with rules between pods, "makes room" also means its rules allow the node once the
 victims are gone (`rules_ok`), as kube-scheduler's preemption runs its filters with the victims
@@ -16,7 +19,7 @@ victim its required affinity needs is given back.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from core.objects.ask import Allocation
@@ -39,6 +42,10 @@ class Candidate:
 
 @dataclass(frozen=True, slots=True)
 class NodePlan:
+    """The node the preemptor will run on and every pod that goes for it: those on the node
+    that make it fit there, and those anywhere in the searched queues that make room under a
+    queue's max."""
+
     node_id: str
     victims: tuple[Candidate, ...]
 
@@ -92,6 +99,57 @@ def plan_node(
             room = smaller
             surplus.take(candidate.queue, resource, -1)
     return NodePlan(node_id, tuple(chosen))
+
+
+def cover(
+    need: Mapping[str, int],
+    freed: Resource,
+    pool: Iterable[Candidate],
+    taken: Sequence[Candidate],
+    surplus: Surplus,
+) -> tuple[Candidate, ...] | None:
+    """The fewest more pods of `pool` (in victim order, on any node) whose going, with `freed`
+    (what `taken` frees), brings what must leave a queue's path up to `need`; None when the
+    pool cannot. `surplus` already counts `taken`; what this picks is added to it."""
+    short = {key: amount - freed.get(key, 0) for key, amount in need.items() if amount > freed.get(key, 0)}
+    if not short:
+        return ()
+    chosen: list[Candidate] = []
+    skip = {id(c.allocation) for c in taken}
+    for candidate in pool:
+        if not short:
+            break
+        resource = candidate.allocation.resource
+        if id(candidate.allocation) in skip or not any(resource.get(key, 0) > 0 for key in short):
+            continue
+        if not surplus.allows(candidate.queue, resource):
+            continue
+        surplus.take(candidate.queue, resource)
+        chosen.append(candidate)
+        for key in list(short):
+            short[key] -= resource.get(key, 0)
+            if short[key] <= 0:
+                del short[key]
+    if short:
+        return None
+    spare = {key: -amount for key, amount in _left_over(need, freed, chosen).items()}
+    for candidate in reversed(list(chosen)):
+        resource = candidate.allocation.resource
+        if all(resource.get(key, 0) <= spare.get(key, 0) for key in need):
+            chosen.remove(candidate)
+            surplus.take(candidate.queue, resource, -1)
+            for key in need:
+                spare[key] = spare.get(key, 0) - resource.get(key, 0)
+    return tuple(chosen)
+
+
+def _left_over(need: Mapping[str, int], freed: Resource, chosen: Sequence[Candidate]) -> dict[str, int]:
+    """Per resource of `need`: need minus what `freed` and `chosen` free (negative: to spare)."""
+    left = {key: amount - freed.get(key, 0) for key, amount in need.items()}
+    for candidate in chosen:
+        for key in left:
+            left[key] -= candidate.allocation.resource.get(key, 0)
+    return left
 
 
 def best_plan(plans: Iterable[NodePlan | None]) -> NodePlan | None:

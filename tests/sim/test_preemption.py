@@ -244,3 +244,18 @@ def test_a_disruption_budget_refuses_evictions_as_the_eviction_api_does(budget: 
     refusals = events(report, "EvictionRefused")
     assert all("disruption budget default/keep-batch" in e["message"] for e in refusals)
     assert bool(refusals) == (evicted < 4)
+
+
+def test_the_parent_max_example_gives_the_guaranteed_queue_its_share_under_the_max() -> None:
+    report = simulate_example("preemption-under-a-max.yaml")
+    pods = report["pods"]
+    at10, at15 = report["snapshots"]["10"], report["snapshots"]["15"]
+    used = [(queue_of(s, "root.normal.queue-1"), queue_of(s, "root.normal.queue-2")) for s in (at10, at15)]
+    assert [(a["allocatedResource"]["vcore"], b["allocatedResource"]["vcore"]) for a, b in used] == [
+        (10000, 2000),
+        (7000, 5000),
+    ]
+    assert sorted(name for name, p in pods.items() if p["state"] == "Evicted") == [
+        f"default/first-{i}" for i in range(3)
+    ]
+    assert [pods[f"default/second-{i}"]["bound"] for i in range(10)] == [5, 5, 15, 15, 15, 305, 305, 315, 315, 315]

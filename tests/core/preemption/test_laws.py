@@ -354,6 +354,68 @@ def test_a_queue_under_its_own_guarantee_preempts_a_sibling_that_fills_their_par
     assert world.allocated("root.parent.child1")["vcore"] == 5000  # its own guarantee, never less
 
 
+UNDER_A_MAX = queues_config(
+    """
+- name: parent
+  resources: {max: {vcore: 4}}
+  queues:
+    - name: a
+      resources: {guaranteed: {vcore: 2}}
+      limits:
+        - {limit: capped, users: [carol], maxresources: {vcore: 1}}
+    - name: b
+    - name: urgent
+      properties: {priority.offset: "1000"}
+- name: outside
+""",
+    root_properties=DELAY,
+)
+
+
+def under_a_max() -> World:
+    """A roomy node; b fills its parent's max of 4 cores, `outside` runs 4 newer pods."""
+    world = cluster(UNDER_A_MAX, cpu=16)
+    full(world, count=4, queue="root.parent.b", prefix="b")
+    full(world, count=4, queue="root.outside", prefix="o")
+    return world
+
+
+def test_a_parent_max_triggers_preemption_inside_that_parent_only() -> None:
+    world = under_a_max()
+    world.pod("a0", queue="root.parent.a", app="a-app")
+    world.schedule(advance=1)
+    assert "queue root.parent would exceed max vcore" in (world.reason("a0") or "")
+    world.schedule(advance=10)
+    assert world.out.evicted() == ["b3"]  # outside's pods are newer, but their going frees nothing under the max
+    _, reason = world.out.evictions[0]
+    assert "for room under queue root.parent's max" in reason
+    world.finish("b3")
+    assert world.schedule() == {"a0": "n1"}
+
+
+def test_the_room_under_the_max_is_held_for_the_preemptor() -> None:
+    world = under_a_max()
+    world.pod("a0", queue="root.parent.a", app="a-app")
+    world.schedule(advance=11)
+    assert world.out.evicted() == ["b3"]
+    world.pod("late", queue="root.parent.urgent", app="late-app")  # its queue is served first
+    world.finish("b3")
+    world.schedule()
+    assert world.node_of("a0") == "n1" and world.node_of("late") is None
+    assert "would exceed max vcore" in (world.reason("late") or "")
+
+
+def test_a_user_limit_never_triggers_preemption() -> None:
+    world = under_a_max()
+    world.pod("c0", queue="root.parent.a", app="c-app", user="carol")
+    world.pod("c1", queue="root.parent.a", app="c-app", user="carol")
+    world.finish("b3")
+    world.schedule()  # carol's first pod takes the freed core
+    world.schedule(advance=30)
+    assert world.out.evictions == []  # carol's limit of one core, not the max, keeps c1 waiting
+    assert world.node_of("c1") is None
+
+
 def test_room_another_scheduler_takes_sends_the_preemptor_searching_again() -> None:
     # The held room only binds Herder: a pod of another scheduler may land there once the victim
     # is gone. The preemptor lets the hold go (the cycle goes on: it used to spin here for ever)
