@@ -1,10 +1,17 @@
-"""Choosing pods to take back: the recycler's cut of a quota above its runtime, and in-quota preemption."""
+"""Choosing pods to take back: the recycler's cut of a quota above its runtime, and in-quota preemption.
+
+Both take the least important pods first (lowest priority, then the newest) and give back the
+ones the cut turns out not to need, most important first, as kube-scheduler's preemption
+reprieves the most important pods it can; in-quota preemption then picks among nodes in
+kube-scheduler's order (`core/preemption_rank.py`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from core.preemption_rank import Rank, victims_rank
 from core.resources import Resource
 
 
@@ -77,8 +84,9 @@ def plan_preemption(
     priority: int,
     nodes: Mapping[str, NodeSlot],
 ) -> PreemptionPlan | None:
-    """A node and the fewest lower-priority preemptible pods of the quota to make room for `request`."""
-    best: tuple[int, int, str, list[RunningPod]] | None = None
+    """A node and the fewest lower-priority preemptible pods of the quota on it to make room for
+    `request`; among nodes, kube-scheduler's choice (`core/preemption_rank.py`), then the name."""
+    best: tuple[tuple[Rank, str], list[RunningPod]] | None = None
     for node_name in sorted(nodes):
         slot = nodes[node_name]
         candidates = [p for p in slot.candidates if p.preemptible and p.priority < priority]
@@ -90,9 +98,9 @@ def plan_preemption(
         cut = minimal_cut(candidates, enough)
         if not cut:
             continue
-        rank = (len(cut), max(p.priority for p in cut), node_name, cut)
-        if best is None or rank[:3] < best[:3]:
-            best = rank
+        rank = (victims_rank((p.priority, p.start_time) for p in cut), node_name)
+        if best is None or rank < best[0]:
+            best = (rank, cut)
     if best is None:
         return None
-    return PreemptionPlan(node=best[2], victims=tuple(sorted(p.key for p in best[3])))
+    return PreemptionPlan(node=best[0][1], victims=tuple(sorted(p.key for p in best[1])))

@@ -8,8 +8,9 @@ lower priority first (priorities adjusted by the queues' `priority.offset`, see
 its guarantee (see `queues.Surplus`). Once the room is enough, victims the cut does not need
 are given back, most important first, so the set is minimal. When a queue's max keeps the
 preemptor waiting, more victims from anywhere in the searched queues free room under it
-(`cover`). Among nodes the one needing the fewest victims wins (then the fewest opted-out
-ones, the lowest top priority, the node name).
+(`cover`). Among nodes the one whose victims include the fewest opted-out pods wins, then
+kube-scheduler's order (`core/preemption_rank.py`: lowest top priority, smallest sum of
+priorities, fewest victims, latest start), then the node name.
 
 For a pod with rules between pods, "makes room" also means its rules allow the node once the
 victims are gone (`rules_ok`), as kube-scheduler's preemption runs its filters with the victims
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from core.objects.ask import Allocation
 from core.objects.queue import Queue
 from core.preemption.queues import Surplus
+from core.preemption_rank import Rank, victims_rank
 from core.resources import Resource
 
 
@@ -49,11 +51,11 @@ class NodePlan:
     node_id: str
     victims: tuple[Candidate, ...]
 
-    def rank(self) -> tuple[int, int, int, str]:
+    def rank(self) -> tuple[int, Rank, str]:
+        opted_out = sum(1 for v in self.victims if v.opted_out)
         return (
-            len(self.victims),
-            sum(1 for v in self.victims if v.opted_out),
-            max(v.priority for v in self.victims),
+            opted_out,
+            victims_rank((v.priority, v.allocation.allocation_time) for v in self.victims),
             self.node_id,
         )
 
