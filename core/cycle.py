@@ -540,6 +540,7 @@ def _maybe_preempt(state: CoreState, ask: Ask, quota: str, now: float) -> None:
                 priority=alloc.priority,
                 start_time=alloc.allocation_time,
                 preemptible=alloc.ask.preemptible if alloc.ask else False,
+                pod=alloc.ask.pod if alloc.ask else None,
             )
             for alloc in node.allocations.values()
             if alloc.priority < ask.priority
@@ -550,7 +551,8 @@ def _maybe_preempt(state: CoreState, ask: Ask, quota: str, now: float) -> None:
             slots[node.node_id] = NodeSlot(free=node.available(), candidates=candidates)
     if not slots:
         return
-    plan = state.quotas.preemption_plan(quota, ask.resource, ask.priority, slots, ask.preemptible)
+    budgets = list(state.budgets.values())
+    plan = state.quotas.preemption_plan(quota, ask.resource, ask.priority, slots, ask.preemptible, budgets)
     if plan is None:
         return
     victims = frozenset(plan.victims)

@@ -184,7 +184,7 @@ def _search(
             plan = NodePlan(plan.node_id, plan.victims + extras) if extras is not None else None
         if plan is not None and plan.victims:
             plans.append(plan)
-    return best_plan(plans)
+    return best_plan(plans, list(state.budgets.values()))
 
 
 def _rules_check(

@@ -9,8 +9,8 @@ its guarantee (see `queues.Surplus`). Once the room is enough, victims the cut d
 are given back, most important first, so the set is minimal. When a queue's max keeps the
 preemptor waiting, more victims from anywhere in the searched queues free room under it
 (`cover`). Among nodes the one whose victims include the fewest opted-out pods wins, then
-kube-scheduler's order (`core/preemption_rank.py`: lowest top priority, smallest sum of
-priorities, fewest victims, latest start), then the node name.
+kube-scheduler's order (`core/preemption_rank.py`: fewest PodDisruptionBudgets broken, lowest
+top priority, smallest sum of priorities, fewest victims, latest start), then the node name.
 
 For a pod with rules between pods, "makes room" also means its rules allow the node once the
 victims are gone (`rules_ok`), as kube-scheduler's preemption runs its filters with the victims
@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from core.objects.ask import Allocation
+from core.objects.disruption_budget import DisruptionBudget, violations
+from core.objects.pod_rules import PodRules
 from core.objects.queue import Queue
 from core.preemption.queues import Surplus
 from core.preemption_rank import Rank, victims_rank
@@ -41,6 +43,11 @@ class Candidate:
         ask = self.allocation.ask
         return ask is not None and not ask.allow_preemption
 
+    @property
+    def pod(self) -> PodRules | None:
+        ask = self.allocation.ask
+        return ask.pod if ask is not None else None
+
 
 @dataclass(frozen=True, slots=True)
 class NodePlan:
@@ -51,11 +58,12 @@ class NodePlan:
     node_id: str
     victims: tuple[Candidate, ...]
 
-    def rank(self) -> tuple[int, Rank, str]:
+    def rank(self, budgets: Sequence[DisruptionBudget] = ()) -> tuple[int, Rank, str]:
         opted_out = sum(1 for v in self.victims if v.opted_out)
+        broken = violations([v.pod for v in self.victims], budgets) if budgets else 0
         return (
             opted_out,
-            victims_rank((v.priority, v.allocation.allocation_time) for v in self.victims),
+            victims_rank(((v.priority, v.allocation.allocation_time) for v in self.victims), broken),
             self.node_id,
         )
 
@@ -154,9 +162,12 @@ def _left_over(need: Mapping[str, int], freed: Resource, chosen: Sequence[Candid
     return left
 
 
-def best_plan(plans: Iterable[NodePlan | None]) -> NodePlan | None:
-    best: NodePlan | None = None
+def best_plan(plans: Iterable[NodePlan | None], budgets: Sequence[DisruptionBudget] = ()) -> NodePlan | None:
+    best: tuple[tuple[int, Rank, str], NodePlan] | None = None
     for plan in plans:
-        if plan is not None and (best is None or plan.rank() < best.rank()):
-            best = plan
-    return best
+        if plan is None:
+            continue
+        rank = plan.rank(budgets)
+        if best is None or rank < best[0]:
+            best = (rank, plan)
+    return best[1] if best is not None else None

@@ -15,6 +15,8 @@ from typing import NamedTuple
 
 import pytest
 
+from core.objects.disruption_budget import DisruptionBudget
+from core.objects.pod_rules import LabelRequirement, LabelSelector
 from tests.core.scheduling.world import World, queues_config
 
 NEG, LOW, MID, HIGH, VERY_HIGH = -100, 0, 100, 1000, 10000
@@ -25,12 +27,15 @@ class Running(NamedTuple):
     priority: int
     size: str
     started: float = 0.0
+    app: str = ""  # its `app` label, which the row's PodDisruptionBudget selects
 
 
 class Row(NamedTuple):
     preemptor: int
     nodes: dict[str, list[Running]]
     chosen: str
+    preemptor_size: str = "500m"
+    budget_allows: int | None = None  # a PodDisruptionBudget on app=foo allowing this many to go
 
 
 ROWS = {
@@ -100,6 +105,22 @@ ROWS = {
     ),
 }
 
+# kube-scheduler's TestDryRunPreemption, "preemption looks past numCandidates until a non-PDB
+# violating node is found": every node could make room, three only by breaking the budget.
+ROWS["the node whose victims break no PodDisruptionBudget is picked"] = Row(
+    HIGH,
+    {
+        "node1": [Running(MID, LARGE, app="foo")],
+        "node2": [Running(MID, LARGE, app="foo")],
+        "node3": [Running(MID, LARGE)],
+        "node4": [Running(MID, LARGE)],
+        "node5": [Running(MID, LARGE, app="foo")],
+    },
+    "node3",
+    preemptor_size=LARGE,
+    budget_allows=0,
+)
+
 QUEUES = queues_config(
     """
 - name: prod
@@ -121,9 +142,19 @@ def _world(row: Row, config: str | None, **where: str) -> World:
     pods = sorted(((pod.started, node, i, pod) for node, pods in row.nodes.items() for i, pod in enumerate(pods)))
     for started, node, i, pod in pods:
         world.now = started
-        world.running(f"{node}.{i}", node, cpu=pod.size, priority=pod.priority, app=f"app-{node}", **where)
+        labels = {"app": pod.app} if pod.app else None
+        world.running(
+            f"{node}.{i}", node, cpu=pod.size, priority=pod.priority, app=f"app-{node}", labels=labels, **where
+        )
+    if row.budget_allows is not None:
+        world.sched.update_disruption_budget(_budget("default" if config else "team", row.budget_allows))
     world.now = 10.0
     return world
+
+
+def _budget(namespace: str, allows: int, app: str = "foo") -> DisruptionBudget:
+    selector = LabelSelector((LabelRequirement("app", "In", frozenset({app})),))
+    return DisruptionBudget(namespace, "keep-foo", selector, allows)
 
 
 def _victim_nodes(world: World) -> set[str]:
@@ -133,7 +164,7 @@ def _victim_nodes(world: World) -> set[str]:
 @pytest.mark.parametrize("row", ROWS.values(), ids=list(ROWS))
 def test_in_quota_preemption_picks_the_node_kube_scheduler_picks(row: Row) -> None:
     world = _world(row, None, namespace="team")
-    world.pod("p", namespace="team", cpu="500m", priority=row.preemptor, app="preemptor")
+    world.pod("p", namespace="team", cpu=row.preemptor_size, priority=row.preemptor, app="preemptor")
     world.schedule()
     assert _victim_nodes(world) == {row.chosen}
     assert sorted(a.key for a, _ in world.out.evictions) == [
@@ -146,9 +177,29 @@ def test_in_quota_preemption_picks_the_node_kube_scheduler_picks(row: Row) -> No
 @pytest.mark.parametrize("row", ROWS.values(), ids=list(ROWS))
 def test_preemption_across_queues_breaks_ties_as_kube_scheduler_does(row: Row) -> None:
     world = _world(row, QUEUES, queue="root.batch")
-    world.pod("p", queue="root.prod", cpu="500m", priority=row.preemptor, app="preemptor")
+    world.pod("p", queue="root.prod", cpu=row.preemptor_size, priority=row.preemptor, app="preemptor")
     world.schedule()
     world.schedule(advance=10)  # preemption.delay
     assert _victim_nodes(world) == {row.chosen}
     world.finish(*(a.key for a, _ in world.out.evictions))
     assert world.schedule() == {"p": row.chosen}
+
+
+def test_in_quota_preemption_spares_the_pod_a_disruption_budget_protects_if_it_can() -> None:
+    # As kube-scheduler reprieves the victims that would break a budget first: the protected pod
+    # is of the lowest priority, yet the other one goes.
+    world = World()
+    world.node("n1", cpu="500m", memory="16Gi")
+    world.quota("team", min={"cpu": 2}, max={"cpu": 2})
+    world.running("guarded", "n1", cpu="250m", priority=LOW, namespace="team", labels={"app": "foo"})
+    world.running("plain", "n1", cpu="250m", priority=MID, namespace="team")
+    world.sched.update_disruption_budget(_budget("team", 0))
+    world.pod("p", namespace="team", cpu="250m", priority=HIGH)
+    world.schedule()
+    assert world.out.evicted() == ["plain"]
+    world.sched.remove_disruption_budget("team", "keep-foo")
+    world.finish("plain")
+    world.schedule()
+    world.pod("q", namespace="team", cpu="250m", priority=HIGH)
+    world.schedule()
+    assert world.out.evicted() == ["plain", "guarded"]  # without the budget the lowest priority goes
