@@ -76,7 +76,7 @@ def preempt(state: CoreState, now: float) -> int:
         searches += 1
         plan = _search(state, leaf, app, ask, blocking, held, now)
         if plan is not None:
-            asked += _start(state, leaf, ask, plan, blocking, now)
+            asked += _start(state, leaf, ask, plan, now)
             add_held(held, leaf, ask.resource)
     return asked
 
@@ -146,8 +146,11 @@ def _search(
                 candidates.append(Candidate(alloc, queue, priority))
         return free, candidates
 
-    on_nodes = {node.node_id: candidates_on(node) for node in partition.nodes.values()}
-    pool = sorted((c for _, found in on_nodes.values() for c in found), key=victim_order) if need else []
+    # With room to make under a max, every node's pods may be victims (on cordoned nodes too):
+    # their going frees room in their queues wherever they run.
+    on_nodes = {node.node_id: candidates_on(node) for node in partition.nodes.values()} if need else {}
+    pool = sorted((c for _, found in on_nodes.values() for c in found), key=victim_order)
+    room_in = blocking.path if need else ""
     rules = pod_rule_masks(state, ask)
     if need:
         # Room on a node is not what it lacks: it runs where it would run now, once room under
@@ -155,12 +158,12 @@ def _search(
         node_id = select_node(state, ask)
         if node_id is not None:
             extras = cover(need, Resource(), pool, (), queues.Surplus(leaf, leaving))
-            return NodePlan(node_id, extras) if extras else None
+            return NodePlan(node_id, extras, room_in) if extras else None
     plans: list[NodePlan | None] = []
     for node in partition.nodes.values():
         if not node.usable or static_mismatch(node, ask.constraints) is not None:
             continue
-        free, candidates = on_nodes[node.node_id]
+        free, candidates = on_nodes[node.node_id] if need else candidates_on(node)
         rules_ok = None
         if rules is not None:
             found_rules = _rules_check(state, ask, node.node_id, rules, candidates)
@@ -171,7 +174,7 @@ def _search(
         if ask.resource.fits_in(free) and (rules_ok is None or rules_ok(())):
             if not need:
                 continue  # it fits once the pods leaving it are gone: nothing to preempt here
-            plan: NodePlan | None = NodePlan(node.node_id, ())
+            plan: NodePlan | None = NodePlan(node.node_id, (), room_in)
         elif candidates:
             plan = plan_node(node.node_id, free, ask.resource, candidates, surplus, rules_ok)
         else:
@@ -181,7 +184,7 @@ def _search(
             for victim in plan.victims:
                 freed = freed + victim.allocation.resource
             extras = cover(need, freed, pool, plan.victims, surplus)
-            plan = NodePlan(plan.node_id, plan.victims + extras) if extras is not None else None
+            plan = NodePlan(plan.node_id, plan.victims + extras, room_in) if extras is not None else None
         if plan is not None and plan.victims:
             plans.append(plan)
     return best_plan(plans, list(state.budgets.values()))
@@ -206,7 +209,7 @@ def _rules_check(
     return rules_ok
 
 
-def _start(state: CoreState, leaf: Queue, ask: Ask, plan: NodePlan, blocking: Queue, now: float) -> int:
+def _start(state: CoreState, leaf: Queue, ask: Ask, plan: NodePlan, now: float) -> int:
     node = state.partition.nodes[plan.node_id]
     victims = frozenset(v.allocation.key for v in plan.victims)
     hold = Hold(plan.node_id, victims, ask.resource, leaf.path)
@@ -225,8 +228,8 @@ def _start(state: CoreState, leaf: Queue, ask: Ask, plan: NodePlan, blocking: Qu
         alloc = victim.allocation
         rule = "asked not to be preempted, no other pod would do" if victim.opted_out else "over its guarantee"
         where = f"on node {plan.node_id}"
-        if blocking.parent is not None:
-            where = f"for room under queue {blocking.path}'s max, to run on node {plan.node_id}"
+        if plan.room_in:
+            where = f"for room under queue {plan.room_in}'s max, to run on node {plan.node_id}"
         reason = (
             f"preempted by {ask.display_name} (priority {ask.priority}) of queue {leaf.path}, under its"
             f" guarantee, {where}; queue {alloc.queue_path} {rule}"

@@ -57,6 +57,7 @@ class NodePlan:
 
     node_id: str
     victims: tuple[Candidate, ...]
+    room_in: str = ""  # the queue whose max the victims make room under ("": only the node's room)
 
     def rank(self, budgets: Sequence[DisruptionBudget] = ()) -> tuple[int, Rank, str]:
         opted_out = sum(1 for v in self.victims if v.opted_out)
