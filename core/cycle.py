@@ -205,16 +205,21 @@ def _held_over_max(state: CoreState, leaf: Queue, ask: Ask) -> tuple[Queue, str,
     """The first queue below root whose max the ask would pass once the room held for other
     preemptors in it is counted (that room is theirs the moment their victims are gone), the
     resource, and how much is held; None when every such max holds it."""
-    held = held_by_queue(state, but=ask.key)
+    stamp = (state.version, len(state.allocations), tuple(state.holds))
+    if state.held_room_stamp != stamp:  # while holds last, every pod tried asks: read them once
+        state.held_room_stamp = stamp
+        state.held_room = held_by_queue(state)
+    own = state.holds.get(ask.key)  # its own hold is in every queue of its path
     for queue in leaf.ancestry():
-        extra = held.get(queue.path)
+        extra = state.held_room.get(queue.path)
         limit = queue.max
         if not extra or limit is None or queue.parent is None:
             continue
         for key, cap in limit.items():
             amount = ask.resource.get(key, 0)
-            if amount > 0 and queue.allocated.get(key, 0) + extra.get(key, 0) + amount > cap:
-                return queue, key, extra.get(key, 0)
+            others = extra.get(key, 0) - (own.resource.get(key, 0) if own is not None else 0)
+            if amount > 0 and queue.allocated.get(key, 0) + others + amount > cap:
+                return queue, key, others
     return None
 
 

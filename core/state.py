@@ -126,6 +126,9 @@ class CoreState:
         # a hold was let go during the walk: its room is everyone's again once the walk ends
         # (bumping the change counter in the middle of a walk would unpark what it parks)
         self.hold_let_go = False
+        # per queue path, the room held in or below it, while (version, placed pods, holders) holds
+        self.held_room: dict[str, dict[str, int]] = {}
+        self.held_room_stamp: tuple[int, int, tuple[str, ...]] = (-1, -1, ())
         # PodDisruptionBudgets by (namespace, name): which victims preemption prefers
         self.budgets: dict[tuple[str, str], DisruptionBudget] = {}
         self.pending_since: dict[str, float] = {}

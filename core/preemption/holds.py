@@ -14,12 +14,10 @@ from core.resources import add_into
 from core.state import CoreState, Hold
 
 
-def held_by_queue(state: CoreState, but: str | None = None) -> dict[str, dict[str, int]]:
-    """Per queue path, the resources held for preemptors in or below it (but for `but`'s hold)."""
+def held_by_queue(state: CoreState) -> dict[str, dict[str, int]]:
+    """Per queue path, the resources held for preemptors in or below it."""
     held: dict[str, dict[str, int]] = {}
-    for key, hold in state.holds.items():
-        if key == but:
-            continue
+    for hold in state.holds.values():
         queue = state.partition.find_queue(hold.queue_path)
         if queue is None:
             continue
