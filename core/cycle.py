@@ -8,7 +8,9 @@ DESIGN's order and stop at the first "no":
    it replaces (then the pod goes to that placeholder's node); a pod preemption holds room for
    waits for its victims, then takes the held room;
 1. rules the shim marked as ones Herder cannot honour -> wait;
-2. queue max along the whole path, and maxapplications when the application is not running;
+2. queue max along the whole path (room a preemptor's victims freed under a max is the
+   preemptor's: core/preemption/held_room.py), and maxapplications when the application is
+   not running;
 3. user and group limits: the user group manager's increase either applies or denies;
 4. the elastic quota: `used + request <= runtime` (and the non-preemptible rule);
 5. node fit and score (`core/fit.py`): node constraints, rules between pods, resources.
@@ -36,9 +38,10 @@ from core.objects.node_index import static_mismatch
 from core.objects.queue import Queue
 from core.objects.queue_priority import children_by_priority
 from core.policies import app_order_depends_on_usage, application_key, order_applications
-from core.preemption.holds import held_by_queue, release_hold
-from core.resources import Resource, format_amounts
-from core.state import CoreState, Hold
+from core.preemption.held_room import held_over_max, held_room_reason, waiting_for_victims
+from core.preemption.holds import release_hold
+from core.resources import Resource
+from core.state import CoreState
 
 
 def allocate_one(state: CoreState, now: float) -> Allocation | None:
@@ -178,7 +181,7 @@ def _rule_reason(state: CoreState, leaf: Queue, app: Application, ask: Ask) -> t
         else:
             reason = queue.max_message(key, ask.resource.get_value(key))
     if reason is None and state.holds:
-        reason = _held_room_reason(state, leaf, ask)
+        reason = held_room_reason(state, leaf, ask)
     if reason is None and not app.is_running:
         reason, rule = leaf.app_limit_violation(), QUEUE_MAX_APPLICATIONS
     return reason, cluster_full, rule
@@ -201,43 +204,6 @@ def _over_max(state: CoreState, leaf: Queue, resource: Resource) -> tuple[Queue,
     return state.over_max[key]
 
 
-def _held_over_max(state: CoreState, leaf: Queue, ask: Ask) -> tuple[Queue, str, int] | None:
-    """The first queue below root whose max the ask would pass once the room held for other
-    preemptors in it is counted (that room is theirs the moment their victims are gone), the
-    resource, and how much is held; None when every such max holds it."""
-    stamp = (state.version, len(state.allocations), tuple(state.holds))
-    if state.held_room_stamp != stamp:  # while holds last, every pod tried asks: read them once
-        state.held_room_stamp = stamp
-        state.held_room = held_by_queue(state)
-    own = state.holds.get(ask.key)  # its own hold is in every queue of its path
-    for queue in leaf.ancestry():
-        extra = state.held_room.get(queue.path)
-        limit = queue.max
-        if not extra or limit is None or queue.parent is None:
-            continue
-        for key, cap in limit.items():
-            amount = ask.resource.get(key, 0)
-            others = extra.get(key, 0) - (own.resource.get(key, 0) if own is not None else 0)
-            if amount > 0 and queue.allocated.get(key, 0) + others + amount > cap:
-                return queue, key, others
-    return None
-
-
-def _held_room_reason(state: CoreState, leaf: Queue, ask: Ask) -> str | None:
-    over = _held_over_max(state, leaf, ask)
-    if over is None:
-        return None
-    queue, key, extra = over
-    assert queue.max is not None
-    used, held, asked, ceiling = format_amounts(
-        key, queue.allocated.get(key, 0), extra, ask.resource.get_value(key), queue.max[key]
-    )
-    return (
-        f"queue {queue.path} would exceed max {key}: {used} allocated + {held} held for preempting"
-        f" pods + {asked} asked > {ceiling}"
-    )
-
-
 def preemption_scope(state: CoreState, leaf: Queue, app: Application, ask: Ask) -> Queue | None:
     """Where preemption may make room for the ask: the lowest queue on its path whose max it
     would pass (counting room held for other preemptors), or the root when only room on the
@@ -249,7 +215,7 @@ def preemption_scope(state: CoreState, leaf: Queue, app: Application, ask: Ask) 
         return None
     over = _over_max(state, leaf, ask.resource)
     if state.holds:
-        held = _held_over_max(state, leaf, ask)
+        held = held_over_max(state, leaf, ask)
         if held is not None and (over is None or held[0].path.startswith(over[0].path + ".")):
             over = held[0], held[1]
     scope = state.partition.root if over is None else over[0]
@@ -356,16 +322,6 @@ def _cluster_full(state: CoreState, resource: Resource) -> str | None:
     if resource not in state.cluster_full:
         state.cluster_full[resource] = state.partition.root.max_violation(resource)
     return state.cluster_full[resource]
-
-
-def waiting_for_victims(state: CoreState, hold: Hold) -> str | None:
-    """What a preemptor waits for while its victims are still running (None once all are gone)."""
-    running = [state.allocations[key] for key in hold.victims if key in state.allocations]
-    if not running:
-        return None
-    if all(victim.node_id == hold.node_id for victim in running):
-        return f"waiting for {len(running)} preempted pod(s) on node {hold.node_id} to end"
-    return f"waiting for {len(running)} preempted pod(s) to end, room held on node {hold.node_id}"
 
 
 def _held_wait(state: CoreState, ask: Ask) -> str | None:

@@ -223,6 +223,7 @@ class Scheduler:
             state.budgets.pop((namespace, name), None)
 
     def disruption_budget(self, namespace: str, name: str) -> DisruptionBudget | None:
+        """The budget as the core last heard of it, or None."""
         with self._lock:
             return self._state.budgets.get((namespace, name))
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Literal
 
-from core.cycle import explain_wait, preemption_scope, request_eviction, waiting_for_victims
+from core.cycle import explain_wait, preemption_scope, request_eviction
 from core.events import REQUEST, SchedulingEvent
 from core.fit import pod_rule_masks, rules_refusal, select_node
 from core.objects import queue_priority
@@ -30,6 +30,7 @@ from core.objects.node_index import static_mismatch
 from core.objects.pod_topology import Mask
 from core.objects.queue import Queue
 from core.preemption import queues
+from core.preemption.held_room import waiting_for_victims
 from core.preemption.holds import add_held, held_by_queue, leaving_by_queue
 from core.preemption.victims import Candidate, NodePlan, best_plan, cover, plan_node, victim_order
 from core.resources import Resource
