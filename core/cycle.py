@@ -8,7 +8,9 @@ DESIGN's order and stop at the first "no":
    it replaces (then the pod goes to that placeholder's node); a pod preemption holds room for
    waits for its victims, then takes the held room;
 1. rules the shim marked as ones Herder cannot honour -> wait;
-2. queue max along the whole path, and maxapplications when the application is not running;
+2. queue max along the whole path (room a preemptor's victims freed under a max is the
+   preemptor's: core/preemption/held_room.py), and maxapplications when the application is
+   not running;
 3. user and group limits: the user group manager's increase either applies or denies;
 4. the elastic quota: `used + request <= runtime` (and the non-preemptible rule);
 5. node fit and score (`core/fit.py`): node constraints, rules between pods, resources.
@@ -36,6 +38,7 @@ from core.objects.node_index import static_mismatch
 from core.objects.queue import Queue
 from core.objects.queue_priority import children_by_priority
 from core.policies import app_order_depends_on_usage, application_key, order_applications
+from core.preemption.held_room import held_over_max, held_room_reason, waiting_for_victims
 from core.preemption.holds import release_hold
 from core.resources import Resource
 from core.state import CoreState
@@ -43,7 +46,13 @@ from core.state import CoreState
 
 def allocate_one(state: CoreState, now: float) -> Allocation | None:
     """Place one pending pod, or return None when no pending pod can be placed now."""
-    return _walk(state, state.partition.root, now)
+    allocation = _walk(state, state.partition.root, now)
+    while allocation is None and state.hold_let_go:
+        # A preemptor let its held room go: the pods parked while it was held may take it.
+        state.hold_let_go = False
+        state.bump()
+        allocation = _walk(state, state.partition.root, now)
+    return allocation
 
 
 def _walk(state: CoreState, queue: Queue, now: float) -> Allocation | None:
@@ -173,6 +182,8 @@ def _rule_reason(state: CoreState, leaf: Queue, app: Application, ask: Ask) -> t
             cluster_full = _cluster_full(state, ask.resource)
         else:
             reason = queue.max_message(key, ask.resource.get_value(key))
+    if reason is None and state.holds:
+        reason = held_room_reason(state, leaf, ask)
     if reason is None and not app.is_running:
         reason, rule = leaf.app_limit_violation(), QUEUE_MAX_APPLICATIONS
     return reason, cluster_full, rule
@@ -195,19 +206,30 @@ def _over_max(state: CoreState, leaf: Queue, resource: Resource) -> tuple[Queue,
     return state.over_max[key]
 
 
-def admissible(state: CoreState, leaf: Queue, app: Application, ask: Ask) -> bool:
-    """Whether only room on the nodes keeps the ask waiting: queue max, maxapplications, user
-    and group limits and its elastic quota all let it run (so preemption can help it)."""
-    reason, _, _ = _rule_reason(state, leaf, app, ask)
-    if reason is not None:
-        return False
+def preemption_scope(state: CoreState, leaf: Queue, app: Application, ask: Ask) -> Queue | None:
+    """Where preemption may make room for the ask: the lowest queue on its path whose max it
+    would pass (counting room held for other preemptors), or the root when only room on the
+    nodes keeps it waiting. None when something preemption cannot change keeps it waiting: its
+    own queue's max (no pod of its own queue is a victim), maxapplications, its user's or
+    group's limits (checked first, as YuniKorn does: preemption does not help a user limit),
+    its elastic quota, or rules Herder cannot honour."""
+    if ask.constraints.unsupported_required:
+        return None
+    over = _over_max(state, leaf, ask.resource)
+    if state.holds:
+        held = held_over_max(state, leaf, ask)
+        if held is not None and (over is None or held[0].path.startswith(over[0].path + ".")):
+            over = held[0], held[1]
+    scope = state.partition.root if over is None else over[0]
+    if scope is leaf or (not app.is_running and leaf.app_limit_violation() is not None):
+        return None
     ugm = state.ugm
     if ugm.limits_apply(leaf.path) or not app.app_id:
         if not ugm.increase_tracked_resource(leaf.path, app.app_id, ask.resource, app.user):
-            return False
+            return None
         ugm.decrease_tracked_resource(leaf.path, app.app_id, ask.resource, app.user, not app.is_running)
     quota = state.ask_quota.get(ask.key, DEFAULT_QUOTA)
-    return state.quotas.check_admission(quota, ask.resource, ask.preemptible) is None
+    return scope if state.quotas.check_admission(quota, ask.resource, ask.preemptible) is None else None
 
 
 def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: float) -> Allocation | None:
@@ -228,6 +250,8 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
         # the cluster is full and nothing may be taken back for this ask
         _park(state, app, ask, cluster_full, now, NO_NODE_FITS, leaf)
         return None
+    if reason is not None and rule == QUEUE_MAX and ask.key in state.holds:
+        reason = _held_wait(state, ask) or reason  # its victims make room in the queue
     if reason is not None:
         _park(state, app, ask, reason, now, rule)
         return None
@@ -302,15 +326,26 @@ def _cluster_full(state: CoreState, resource: Resource) -> str | None:
     return state.cluster_full[resource]
 
 
+def _held_wait(state: CoreState, ask: Ask) -> str | None:
+    """Why a preemptor its queue's max still refuses waits: for its victims; once they are all
+    gone and the max still says no, the hold goes (a new search may follow) and None."""
+    hold = state.holds[ask.key]
+    waiting = waiting_for_victims(state, hold)
+    if waiting is None:
+        release_hold(state, ask.key)
+        state.hold_let_go = True
+    return waiting
+
+
 def _held_node(state: CoreState, ask: Ask, may_place: bool) -> tuple[str | None, str | None]:
     """The node preemption holds room on for the ask, once its victims are gone; while they
     are not, None and the reason the ask waits."""
     hold = state.holds[ask.key]
-    running = sum(1 for key in hold.victims if key in state.allocations)
-    if running:
-        return None, f"waiting for {running} preempted pod(s) on node {hold.node_id} to end"
+    waiting = waiting_for_victims(state, hold)
+    if waiting is not None:
+        return None, waiting
     release_hold(state, ask.key)
-    state.bump()  # the held room is free for everyone again unless the ask takes it now
+    state.hold_let_go = True  # the held room is free for everyone again unless the ask takes it now
     node = state.partition.nodes.get(hold.node_id)
     if (
         may_place
@@ -468,6 +503,7 @@ def _maybe_preempt(state: CoreState, ask: Ask, quota: str, now: float) -> None:
                 priority=alloc.priority,
                 start_time=alloc.allocation_time,
                 preemptible=alloc.ask.preemptible if alloc.ask else False,
+                pod=alloc.ask.pod if alloc.ask else None,
             )
             for alloc in node.allocations.values()
             if alloc.priority < ask.priority
@@ -478,7 +514,8 @@ def _maybe_preempt(state: CoreState, ask: Ask, quota: str, now: float) -> None:
             slots[node.node_id] = NodeSlot(free=node.available(), candidates=candidates)
     if not slots:
         return
-    plan = state.quotas.preemption_plan(quota, ask.resource, ask.priority, slots, ask.preemptible)
+    budgets = list(state.budgets.values())
+    plan = state.quotas.preemption_plan(quota, ask.resource, ask.priority, slots, ask.preemptible, budgets)
     if plan is None:
         return
     victims = frozenset(plan.victims)

@@ -39,6 +39,7 @@ from core.gang import tidy as gangs
 from core.lifecycle import COMPLETING_TIMEOUT, RECOVERY_QUEUE
 from core.metrics import SchedulerMetrics
 from core.objects.ask import Allocation, Ask
+from core.objects.disruption_budget import DisruptionBudget
 from core.objects.node import Node
 from core.objects.node_info import NodeInfo
 from core.objects.volumes import PersistentVolume, PersistentVolumeClaim, StorageClass, VolumeCatalog
@@ -209,6 +210,22 @@ class Scheduler:
         with self._locked() as state:
             if state.partition.topology.set_namespace_labels(namespace, labels):
                 self._changed(state)
+
+    # -- disruption budgets (which victims preemption prefers, core/objects/disruption_budget.py)
+    def update_disruption_budget(self, budget: DisruptionBudget) -> None:
+        """A PodDisruptionBudget came or changed (its selector, or how many pods it allows to
+        go now). It changes which victims preemption takes, never whether a pod may run."""
+        with self._locked() as state:
+            state.budgets[(budget.namespace, budget.name)] = budget
+
+    def remove_disruption_budget(self, namespace: str, name: str) -> None:
+        with self._locked() as state:
+            state.budgets.pop((namespace, name), None)
+
+    def disruption_budget(self, namespace: str, name: str) -> DisruptionBudget | None:
+        """The budget as the core last heard of it, or None."""
+        with self._lock:
+            return self._state.budgets.get((namespace, name))
 
     # -- storage (kube-scheduler's volume filters, core/objects/volumes.py) -------------------
     def update_storage_class(self, storage_class: StorageClass) -> None:

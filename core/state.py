@@ -41,6 +41,7 @@ from core.metrics import SchedulerMetrics
 from core.objects.application import Application
 from core.objects.application_state import AppState
 from core.objects.ask import Allocation, Ask
+from core.objects.disruption_budget import DisruptionBudget
 from core.objects.leaf_waits import Marks
 from core.objects.partition import Partition
 from core.objects.pod_rules import PodRules
@@ -125,6 +126,14 @@ class CoreState:
         # pods whose binding did not land, pending again in their application: when each is
         # tried again (the shim's back-off)
         self.bind_retries: dict[str, float] = {}
+        # a hold was let go during the walk: its room is everyone's again once the walk ends
+        # (bumping the change counter in the middle of a walk would unpark what it parks)
+        self.hold_let_go = False
+        # per queue path, the room held in or below it, while (version, placed pods, holders) holds
+        self.held_room: dict[str, dict[str, int]] = {}
+        self.held_room_stamp: tuple[int, int, tuple[str, ...]] = (-1, -1, ())
+        # PodDisruptionBudgets by (namespace, name): which victims preemption prefers
+        self.budgets: dict[tuple[str, str], DisruptionBudget] = {}
         self.pending_since: dict[str, float] = {}
         self.preempt_tried: dict[str, int] = {}
         self.preempt_due: float | None = None

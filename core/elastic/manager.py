@@ -4,7 +4,7 @@ recycling and in-quota preemption behind one lock."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -14,6 +14,7 @@ from core.elastic.spec import DEFAULT_QUOTA, ROOT_QUOTA, SYSTEM_QUOTA, ElasticQu
 from core.elastic.validation import validate_pod_labels, validate_quota_change, validate_quota_deletion
 from core.elastic.victims import NodeSlot, PreemptionPlan, RunningPod, plan_preemption, recycle_cut
 from core.kept import KeptTable
+from core.objects.disruption_budget import DisruptionBudget
 from core.resources import Resource, format_amounts
 
 __all__ = [
@@ -532,6 +533,7 @@ class ElasticQuotaManager:
         priority: int,
         nodes: Mapping[str, NodeSlot],
         preemptible: bool = True,
+        budgets: Sequence[DisruptionBudget] = (),
     ) -> PreemptionPlan | None:
         with self._lock:
             spec = self._specs.get(quota)
@@ -546,4 +548,4 @@ class ElasticQuotaManager:
                     if asked and fixed.get_value(key) + asked > spec.min.get_value(key):
                         return None
             runtime = self.runtime(quota)
-            return plan_preemption(self._used(quota), runtime, resource, priority, nodes)
+            return plan_preemption(self._used(quota), runtime, resource, priority, nodes, budgets)

@@ -19,18 +19,21 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Literal
 
-from core.cycle import admissible, explain_wait, request_eviction
+from core.cycle import explain_wait, preemption_scope, request_eviction
 from core.events import REQUEST, SchedulingEvent
-from core.fit import pod_rule_masks, rules_refusal
+from core.fit import pod_rule_masks, rules_refusal, select_node
 from core.objects import queue_priority
 from core.objects.application import Application
 from core.objects.ask import Ask
+from core.objects.node import Node
 from core.objects.node_index import static_mismatch
 from core.objects.pod_topology import Mask
 from core.objects.queue import Queue
 from core.preemption import queues
+from core.preemption.held_room import waiting_for_victims
 from core.preemption.holds import add_held, held_by_queue, leaving_by_queue
-from core.preemption.victims import Candidate, NodePlan, best_plan, plan_node
+from core.preemption.victims import Candidate, NodePlan, best_plan, cover, plan_node, victim_order
+from core.resources import Resource
 from core.state import CoreState, Hold
 
 PREEMPTED = "Preempted"
@@ -68,10 +71,11 @@ def preempt(state: CoreState, now: float) -> int:
             state.preempt_due = now  # the rest next cycle
             break
         state.preempt_tried[ask.key] = state.version
-        if not admissible(state, leaf, app, ask):
+        blocking = preemption_scope(state, leaf, app, ask)
+        if blocking is None:
             continue
         searches += 1
-        plan = _search(state, leaf, app, ask, now)
+        plan = _search(state, leaf, app, ask, blocking, held, now)
         if plan is not None:
             asked += _start(state, leaf, ask, plan, now)
             add_held(held, leaf, ask.resource)
@@ -98,11 +102,17 @@ def _asks(leaf: Queue) -> Iterator[tuple[Application, Ask]]:
                 yield app, ask
 
 
-def _search(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: float) -> NodePlan | None:
+def _search(
+    state: CoreState, leaf: Queue, app: Application, ask: Ask, blocking: Queue, held: queues.Held, now: float
+) -> NodePlan | None:
+    """The best plan for the ask: a node it can run on once the plan's victims are gone, the
+    victims on that node that make it fit there and, when a queue's max keeps it waiting (the
+    `blocking` queue below root), victims anywhere inside that queue that make room under it."""
     partition = state.partition
-    fence = queues.fence(leaf)
+    top = queues.search_top(leaf, blocking)
     leaves: dict[str, tuple[Queue, Queue, int] | None] = {}
     leaving = leaving_by_queue(state)
+    need = queues.room_needed(leaf, ask.resource, held, leaving) if blocking.parent is not None else {}
 
     def victim_queue(path: str) -> tuple[Queue, Queue, int] | None:
         """The victim's leaf, the queue it shares with the preemptor and the preemptor's
@@ -113,7 +123,7 @@ def _search(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
                 queue is None
                 or queue is leaf
                 or not queues.may_lose_pods(queue)
-                or (fence is not None and not queues.within(queue, fence))
+                or (top.parent is not None and not queues.within(queue, top))
             ):
                 leaves[path] = None
             else:
@@ -121,11 +131,9 @@ def _search(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
                 leaves[path] = (queue, shared, queue_priority.seen_from(ask.priority, leaf, shared))
         return leaves[path]
 
-    rules = pod_rule_masks(state, ask)
-    plans: list[NodePlan | None] = []
-    for node in partition.nodes.values():
-        if not node.usable or static_mismatch(node, ask.constraints) is not None:
-            continue
+    def candidates_on(node: Node) -> tuple[Resource, list[Candidate]]:
+        """The node's room once the pods already leaving it are gone, and the pods on it that
+        may be victims for the ask."""
         candidates = []
         free = node.available()
         for alloc in node.allocations.values():
@@ -141,16 +149,50 @@ def _search(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
             priority = queue_priority.seen_from(alloc.priority, queue, shared)
             if priority <= preemptor_priority:
                 candidates.append(Candidate(alloc, queue, priority))
-        if not candidates:
+        return free, candidates
+
+    # With room to make under a max, every node's pods may be victims (on cordoned nodes too):
+    # their going frees room in their queues wherever they run.
+    on_nodes = {node.node_id: candidates_on(node) for node in partition.nodes.values()} if need else {}
+    pool = sorted((c for _, found in on_nodes.values() for c in found), key=victim_order)
+    room_in = blocking.path if need else ""
+    rules = pod_rule_masks(state, ask)
+    if need:
+        # Room on a node is not what it lacks: it runs where it would run now, once room under
+        # the max is made (the victims are the same whichever node it takes).
+        node_id = select_node(state, ask)
+        if node_id is not None:
+            extras = cover(need, Resource(), pool, (), queues.Surplus(leaf, leaving))
+            return NodePlan(node_id, extras, room_in) if extras else None
+    plans: list[NodePlan | None] = []
+    for node in partition.nodes.values():
+        if not node.usable or static_mismatch(node, ask.constraints) is not None:
             continue
+        free, candidates = on_nodes[node.node_id] if need else candidates_on(node)
         rules_ok = None
         if rules is not None:
             found_rules = _rules_check(state, ask, node.node_id, rules, candidates)
             if found_rules is False:
                 continue
             rules_ok = found_rules
-        plans.append(plan_node(node.node_id, free, ask.resource, candidates, queues.Surplus(leaf, leaving), rules_ok))
-    return best_plan(plans)
+        surplus = queues.Surplus(leaf, leaving)
+        if ask.resource.fits_in(free) and (rules_ok is None or rules_ok(())):
+            if not need:
+                continue  # it fits once the pods leaving it are gone: nothing to preempt here
+            plan: NodePlan | None = NodePlan(node.node_id, (), room_in)
+        elif candidates:
+            plan = plan_node(node.node_id, free, ask.resource, candidates, surplus, rules_ok)
+        else:
+            continue
+        if plan is not None and need:
+            freed = Resource()
+            for victim in plan.victims:
+                freed = freed + victim.allocation.resource
+            extras = cover(need, freed, pool, plan.victims, surplus)
+            plan = NodePlan(plan.node_id, plan.victims + extras, room_in) if extras is not None else None
+        if plan is not None and plan.victims:
+            plans.append(plan)
+    return best_plan(plans, list(state.budgets.values()))
 
 
 def _rules_check(
@@ -175,10 +217,11 @@ def _rules_check(
 def _start(state: CoreState, leaf: Queue, ask: Ask, plan: NodePlan, now: float) -> int:
     node = state.partition.nodes[plan.node_id]
     victims = frozenset(v.allocation.key for v in plan.victims)
-    state.holds[ask.key] = Hold(plan.node_id, victims, ask.resource, leaf.path)
+    hold = Hold(plan.node_id, victims, ask.resource, leaf.path)
+    state.holds[ask.key] = hold
     node.hold(ask.key, ask.resource)
     state.partition.node_index.refresh(node)
-    waiting = f"waiting for {len(victims)} preempted pod(s) on node {plan.node_id} to end"
+    waiting = waiting_for_victims(state, hold) or ""
     explain_wait(state, ask, waiting, now)
     names = ", ".join(sorted(v.allocation.display_name for v in plan.victims))
     state.emit(
@@ -189,9 +232,12 @@ def _start(state: CoreState, leaf: Queue, ask: Ask, plan: NodePlan, now: float) 
     for victim in plan.victims:
         alloc = victim.allocation
         rule = "asked not to be preempted, no other pod would do" if victim.opted_out else "over its guarantee"
+        where = f"on node {plan.node_id}"
+        if plan.room_in:
+            where = f"for room under queue {plan.room_in}'s max, to run on node {plan.node_id}"
         reason = (
             f"preempted by {ask.display_name} (priority {ask.priority}) of queue {leaf.path}, under its"
-            f" guarantee, on node {plan.node_id}; queue {alloc.queue_path} {rule}"
+            f" guarantee, {where}; queue {alloc.queue_path} {rule}"
         )
         request_eviction(state, alloc, reason, PREEMPTED, now)
         state.metrics.preempted(alloc.queue_path, "guarantee")

@@ -1,8 +1,9 @@
 """The laws of preemption that speak about queues (YuniKorn's preemption design).
 
-- Only an ask in a queue under its guarantee may trigger preemption: on every queue of its
-  path that guarantees a resource the ask needs, `allocated + held + ask <= guaranteed`, and
-  at least one such guarantee exists (a path without any guarantee never triggers).
+- Only an ask in a queue under its guarantee may trigger preemption: `allocated + held + ask
+  <= guaranteed` for each resource the ask needs that its leaf guarantees, or, when the leaf
+  guarantees nothing, on every queue above it that does; at least one such guarantee exists (a
+  path without any guarantee never triggers).
 - Only queues over their guarantee lose pods, and never so far that they fall below it: on
   the victim's path below the queue it shares with the preemptor, every guaranteed resource
   the victims use stays at or above the guarantee after they go. Above the shared queue the
@@ -10,12 +11,14 @@
 - `preemption.policy: fence` on a queue keeps asks in or below it from reaching pods outside
   it (one-way: asks from outside may still preempt inside); `disabled` makes the pods in or
   below the queue no victims at all.
+- An ask its queue's parent's max (or a max further up) keeps waiting looks for victims inside
+  that queue only: they free room in it and above it; a fence further down still comes first.
 - `preemption.delay` (inherited, default 30 s): how long an ask waits before it may preempt.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from core.config.schema import PREEMPTION_DELAY, PREEMPTION_POLICY
 from core.config.settings import parse_duration
@@ -45,12 +48,35 @@ def delay(queue: Queue) -> float:
         return DEFAULT_DELAY
 
 
-def fence(leaf: Queue) -> Queue | None:
-    """The nearest fenced queue at or above `leaf` (its asks preempt only inside it), or None."""
+def search_top(leaf: Queue, blocking: Queue) -> Queue:
+    """The queue whose subtree the leaf's asks look for victims in: the nearest fenced queue at
+    or above `leaf` (its asks preempt only inside it) or `blocking`, the queue whose max (the
+    cluster's size at root) keeps the ask waiting, whichever comes first. Victims from inside
+    the blocking queue free room in it and in every queue above it."""
     for queue in leaf.ancestry():
-        if policy(queue) == FENCE:
+        if queue is blocking or policy(queue) == FENCE:
             return queue
-    return None
+    return blocking
+
+
+def room_needed(leaf: Queue, request: Mapping[str, int], held: Held, leaving: Held) -> dict[str, int]:
+    """What must leave the leaf's path for `request` to fit every max below root: per resource,
+    the most any queue's `allocated + held - leaving + request` passes its max by."""
+    need: dict[str, int] = {}
+    for queue in leaf.ancestry():
+        limit = queue.max
+        if limit is None or queue.parent is None:
+            continue
+        extra = held.get(queue.path, {})
+        gone = leaving.get(queue.path, {})
+        for key, cap in limit.items():
+            amount = request.get(key, 0)
+            if amount <= 0:
+                continue
+            over = queue.allocated.get(key, 0) + extra.get(key, 0) - gone.get(key, 0) + amount - cap
+            if over > need.get(key, 0):
+                need[key] = over
+    return need
 
 
 def may_lose_pods(leaf: Queue) -> bool:
@@ -64,10 +90,16 @@ def is_guarded(leaf: Queue) -> bool:
 
 
 def under_guarantee(leaf: Queue, request: Mapping[str, int], held: Held) -> bool:
-    """Whether `request` still fits every guarantee on the leaf's path (law: only a queue under
-    its guarantee triggers), counting the room already held for the path's preemptors."""
+    """Whether `request` still fits the guarantees that speak for the leaf (law: only a queue
+    under its guarantee triggers), counting the room already held for the path's preemptors.
+
+    A leaf with a guarantee of its own is judged by it alone: its parent may be over the
+    parent's guarantee because of a sibling's pods, and that sibling is then a victim, not a
+    reason to wait (YuniKorn's `TestTryPreemption`). A leaf without one is judged by every
+    guarantee above it."""
     guarded = False
-    for queue in leaf.ancestry():
+    judges: Iterable[Queue] = (leaf,) if leaf.guaranteed else leaf.ancestry()
+    for queue in judges:
         guaranteed = queue.guaranteed
         if not guaranteed:
             continue

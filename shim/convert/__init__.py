@@ -15,6 +15,7 @@ Shared by the simulator and the kopf operator. One module per kind of object or 
     namespaces.py     a Namespace's annotations -> application tags
     nodes.py          a Node -> NodeInfo
     quotas.py         an ElasticQuota -> ElasticQuotaSpec (Koordinator's labels and annotations)
+    budgets.py        a PodDisruptionBudget -> DisruptionBudget (which victims preemption prefers)
     resource_text.py  resource lists in annotations (JSON or seed 002's shorthand)
 
 Callers import from the module that owns a name; this package re-exports nothing.

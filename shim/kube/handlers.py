@@ -1,6 +1,7 @@
 """kopf's part of the operator: which handlers watch what, and the kopf settings Herder needs.
 
-kopf watches namespaces, PriorityClasses (for the pod webhook) and ElasticQuotas with
+kopf watches namespaces, PriorityClasses (for the pod webhook), PodDisruptionBudgets (which
+victims preemption prefers) and ElasticQuotas with
 `@kopf.on.event` handlers only: they keep no
 state in kopf, add no finalizers and send no patches (`on.create`/`update`, timers and daemons
 would write annotations, status fields and finalizers). Pods and nodes are not watched by kopf
@@ -114,6 +115,15 @@ def build_registry(op: HerderOperator) -> kopf.OperatorRegistry:
             op.cache.drop_priority_class(str(obj.get("metadata", {}).get("name")))
         else:
             op.cache.put_priority_class(obj)
+
+    @kopf.on.event("policy", "v1", "poddisruptionbudgets", registry=registry)
+    async def disruption_budget_event(event: Mapping[str, Any], **_: Any) -> None:
+        if not op.alive:
+            return
+        if event.get("type") == "DELETED":
+            op.budgets.delete(_object(event))
+        else:
+            op.budgets.apply(_object(event))
 
     @kopf.on.event(QUOTA_GROUP, QUOTA_VERSION, QUOTA_PLURAL, registry=registry)
     async def quota_event(event: Mapping[str, Any], **_: Any) -> None:

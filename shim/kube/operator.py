@@ -39,6 +39,7 @@ from shim.command import freeze_long_lived, herder_version
 from shim.kube.housekeeping import Housekeeper
 from shim.kube.leader.lease import LeaderElector
 from shim.kube.leader.loops import Leadership, SchedulingLoops
+from shim.kube.watch.budgets import BudgetSync
 from shim.kube.watch.cache import KubeCache
 from shim.kube.watch.listing import ClusterReader, PagedListing
 from shim.kube.watch.nodes import NodeSync
@@ -164,6 +165,7 @@ class HerderOperator:
         self.pods = PodSync(self.scheduler, self.cache, self._pod_deleted, retiring=self.placeholders.is_retiring)
         self.nodes = NodeSync(self.scheduler, self.cache, self.recorder)
         self.quotas = QuotaSync(self.scheduler, self.recorder)
+        self.budgets = BudgetSync(self.scheduler, self.recorder)
         self.reloader = ConfigReloader(
             self.scheduler,
             source,

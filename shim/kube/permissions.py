@@ -21,6 +21,7 @@ SHIM_API_CALLS: frozenset[tuple[str, str, str, str]] = frozenset(
     | {("scheduling.sigs.k8s.io", "elasticquotas/status", "patch", CLUSTER)}
     | {("authentication.k8s.io", "tokenreviews", "create", CLUSTER)}
     | {("scheduling.k8s.io", "priorityclasses", verb, CLUSTER) for verb in _READ}
+    | {("policy", "poddisruptionbudgets", verb, CLUSTER) for verb in _READ}
     # volumes: read all three; patch a volume's claimRef and a claim's selected-node annotation
     | {("", resource, verb, CLUSTER) for resource in ("persistentvolumes", "persistentvolumeclaims") for verb in _READ}
     | {("", resource, "patch", CLUSTER) for resource in ("persistentvolumes", "persistentvolumeclaims")}

@@ -31,6 +31,7 @@ from typing import Any
 from core.config import ConfigError, SettingsError, load_config, parse_settings
 from core.events import SchedulingEvent
 from core.objects.ask import Allocation, Ask
+from core.objects.disruption_budget import DisruptionBudget
 from core.objects.node import Node
 from core.objects.node_index import static_mismatch
 from core.objects.node_info import NodeInfo
@@ -141,6 +142,7 @@ class SimCluster:
         self.priority_classes: dict[str, Mapping[str, Any]] = {}
         self.storage = SimStorage(scheduler, self.note)
         self.budgets = DisruptionBudgets()
+        self._told_budgets: dict[tuple[str, str], DisruptionBudget] = {}  # what the core was told last
         self.pods: dict[str, SimPod] = {}  # "<ns>/<name>" -> the newest pod of that name
         self.by_key: dict[str, SimPod] = {}
         self.waiting_foreign: list[SimPod] = []
@@ -579,6 +581,18 @@ class SimCluster:
         self._occupy(pod, node, allocation.resource, now)
         self.changes += 1
         self._started(pod, allocation, now)
+
+    def tell_budgets(self) -> None:
+        """Give the core each PodDisruptionBudget's count of pods that may go now, where it changed."""
+        now = self.budgets.statuses(self._live_pods())
+        if not now and not self._told_budgets:
+            return
+        for key in self._told_budgets.keys() - now.keys():
+            self.scheduler.remove_disruption_budget(*key)
+        for key, budget in now.items():
+            if self._told_budgets.get(key) != budget:
+                self.scheduler.update_disruption_budget(budget)
+        self._told_budgets = now
 
     def _live_pods(self) -> Iterator[tuple[str, Mapping[str, Any], bool]]:
         """(namespace, manifest, running) of every pod not ended, for disruption budgets."""

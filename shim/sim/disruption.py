@@ -6,7 +6,9 @@ other victims. The simulator answers the same way: a budget's healthy pods are t
 its selector matches in its namespace, the expected ones are those plus its pending pods plus
 the pods it let go (on a cluster their controllers would make them again); `minAvailable` or
 `maxUnavailable` (a number or a percentage of the expected pods, rounded up as the disruption
-controller rounds) decide how many may go.
+controller rounds) decide how many may go. The core is told each budget's count before every
+scheduling cycle (`statuses`), as the disruption controller keeps `status.disruptionsAllowed`
+current on a cluster, so preemption prefers victims no budget protects.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from core.objects.disruption_budget import DisruptionBudget
 from core.objects.pod_rules import LabelSelector
 from shim.convert.objects import ConversionError, map_at, meta_of
 from shim.convert.rules import label_selector, string_labels
@@ -61,18 +64,28 @@ class DisruptionBudgets:
             key for key, (selector, _) in self._budgets.items() if key[0] == namespace and selector.matches(labels)
         )
         for key in matching:
-            selector, spec = self._budgets[key]
-            mine = [running for ns, pod, running in pods if ns == key[0] and selector.matches(string_labels(pod))]
-            healthy = sum(mine)
-            expected = len(mine) + self._disrupted.get(key, 0)
-            where = f"PodDisruptionBudget {key[0]}/{key[1]} spec"
-            if "minAvailable" in spec:
-                allowed = healthy - _amount(spec["minAvailable"], expected, f"{where}.minAvailable")
-            else:
-                most = _amount(spec.get("maxUnavailable", 0), expected, f"{where}.maxUnavailable")
-                allowed = most - (expected - healthy)
-            if allowed <= 0:
+            if self._allowed(key, pods) <= 0:
                 return f"Cannot evict pod as it would violate the pod's disruption budget {key[0]}/{key[1]}"
         for key in matching:
             self._disrupted[key] = self._disrupted.get(key, 0) + 1
         return None
+
+    def statuses(self, live: Iterable[tuple[str, Mapping[str, Any], bool]]) -> dict[tuple[str, str], DisruptionBudget]:
+        """Every budget as the core weighs it, with how many of its pods may go now (what the
+        disruption controller writes to `status.disruptionsAllowed` on a cluster)."""
+        pods = list(live) if self._budgets else []
+        return {
+            key: DisruptionBudget(key[0], key[1], selector, max(0, self._allowed(key, pods)))
+            for key, (selector, _) in self._budgets.items()
+        }
+
+    def _allowed(self, key: tuple[str, str], pods: list[tuple[str, Mapping[str, Any], bool]]) -> int:
+        selector, spec = self._budgets[key]
+        mine = [running for ns, pod, running in pods if ns == key[0] and selector.matches(string_labels(pod))]
+        healthy = sum(mine)
+        expected = len(mine) + self._disrupted.get(key, 0)
+        where = f"PodDisruptionBudget {key[0]}/{key[1]} spec"
+        if "minAvailable" in spec:
+            return healthy - _amount(spec["minAvailable"], expected, f"{where}.minAvailable")
+        most = _amount(spec.get("maxUnavailable", 0), expected, f"{where}.maxUnavailable")
+        return most - (expected - healthy)

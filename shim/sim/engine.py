@@ -196,6 +196,7 @@ class Simulation:
             before = cluster.changes
             if cluster.waiting_foreign:
                 cluster.retry_foreign(t)
+            cluster.tell_budgets()
             self.scheduler.schedule(t)
             delivered = cluster.deliver(t)
             if not delivered and cluster.changes == before:

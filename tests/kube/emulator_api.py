@@ -65,6 +65,7 @@ STORAGE_CLASSES = kmock.resource("storage.k8s.io", "v1", "storageclasses")
 # cluster-autoscaler's API, served only by an emulator made with `autoscaling=True`
 PROVISIONING_REQUESTS = kmock.resource("autoscaling.x-k8s.io", "v1", "provisioningrequests")
 POD_TEMPLATES = kmock.resource("", "v1", "podtemplates")
+BUDGETS = kmock.resource("policy", "v1", "poddisruptionbudgets")
 
 _READ_WRITE = ["get", "list", "watch", "create", "patch", "update", "delete"]
 RESOURCES: dict[Any, kmock.ResourceInfo] = {
@@ -90,6 +91,9 @@ RESOURCES: dict[Any, kmock.ResourceInfo] = {
         kind="PersistentVolume", namespaced=False, verbs=_READ_WRITE, subresources=["status"], shortnames=["pv"]
     ),
     STORAGE_CLASSES: kmock.ResourceInfo(kind="StorageClass", namespaced=False, verbs=_READ_WRITE, shortnames=["sc"]),
+    BUDGETS: kmock.ResourceInfo(
+        kind="PodDisruptionBudget", namespaced=True, verbs=_READ_WRITE, subresources=["status"], shortnames=["pdb"]
+    ),
 }
 AUTOSCALING: dict[Any, kmock.ResourceInfo] = {
     PROVISIONING_REQUESTS: kmock.ResourceInfo(
@@ -99,7 +103,7 @@ AUTOSCALING: dict[Any, kmock.ResourceInfo] = {
 }
 # What a namespace deletion takes with it: workloads first (no pod is made again), then pods so
 # quotas are no longer in use.
-NAMESPACED_ORDER = (DEPLOYMENTS, STATEFULSETS, PODS, CLAIMS, QUOTAS, CONFIGMAPS, EVENTS, NEW_EVENTS, LEASES)
+NAMESPACED_ORDER = (DEPLOYMENTS, STATEFULSETS, PODS, CLAIMS, QUOTAS, BUDGETS, CONFIGMAPS, EVENTS, NEW_EVENTS, LEASES)
 
 _original_parse_path = parsing.parse_path
 

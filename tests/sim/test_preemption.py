@@ -244,3 +244,45 @@ def test_a_disruption_budget_refuses_evictions_as_the_eviction_api_does(budget: 
     refusals = events(report, "EvictionRefused")
     assert all("disruption budget default/keep-batch" in e["message"] for e in refusals)
     assert bool(refusals) == (evicted < 4)
+
+
+def test_the_parent_max_example_gives_the_guaranteed_queue_its_share_under_the_max() -> None:
+    report = simulate_example("preemption-under-a-max.yaml")
+    pods = report["pods"]
+    at10, at15 = report["snapshots"]["10"], report["snapshots"]["15"]
+    used = [(queue_of(s, "root.normal.queue-1"), queue_of(s, "root.normal.queue-2")) for s in (at10, at15)]
+    assert [(a["allocatedResource"]["vcore"], b["allocatedResource"]["vcore"]) for a, b in used] == [
+        (10000, 2000),
+        (7000, 5000),
+    ]
+    assert sorted(name for name, p in pods.items() if p["state"] == "Evicted") == [
+        f"default/first-{i}" for i in range(3)
+    ]
+    assert [pods[f"default/second-{i}"]["bound"] for i in range(10)] == [5, 5, 15, 15, 15, 305, 305, 315, 315, 315]
+
+
+@pytest.mark.parametrize(("budget", "victim_node"), [({"maxUnavailable": 0}, "n2"), ({"maxUnavailable": 1}, "n1")])
+def test_preemption_takes_its_victims_where_no_disruption_budget_is_broken(
+    budget: dict[str, Any], victim_node: str
+) -> None:
+    # Both nodes are full of queue b's pods and either could make room; n1's are protected by a
+    # budget. As kube-scheduler does, the node whose victims break no budget is chosen, so no
+    # eviction is refused; a budget that still allows one to go does not count against n1.
+    batch = {**_in("root.b", "batch"), "app": "batch"}
+    report = simulate(
+        {
+            "config": _queues({"name": "a", "resources": {"guaranteed": {"vcore": 1}}}, {"name": "b"}),
+            "nodes": [node("n1", cpu="4"), node("n2", cpu="4")],
+            "objects": [_budget("keep-batch", **budget)],
+            "workload": [
+                pod("batch", count=4, duration=1000, labels=batch, nodeSelector={HOSTNAME: "n1"}),
+                pod("other", count=4, duration=1000, labels=_in("root.b", "other"), nodeSelector={HOSTNAME: "n2"}),
+                pod("urgent", at=10, labels=_in("root.a", "urgent")),
+            ],
+            "until": 100,
+        }
+    )
+    pods = report["pods"]
+    assert [p["node"] for p in pods.values() if p["state"] == "Evicted"] == [victim_node]
+    assert pods["default/urgent"]["node"] == victim_node and pods["default/urgent"]["bound"] == 40
+    assert events(report, "EvictionRefused") == []

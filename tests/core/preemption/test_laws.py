@@ -337,3 +337,107 @@ def test_a_preemptor_whose_held_node_no_longer_takes_it_waits_and_the_cycle_ends
     assert "node unschedulable" in (world.reason("p0") or "")
     world.node("n1", cpu=4, memory="64Gi")
     assert world.schedule() == {"p0": "n1"}
+
+
+SHARED_PARENT = queues_config(
+    """
+- name: parent
+  resources: {guaranteed: {vcore: 10}, max: {vcore: 20}}
+  queues:
+    - name: child1
+      resources: {guaranteed: {vcore: 5}, max: {vcore: 10}}
+    - name: child2
+      resources: {guaranteed: {vcore: 5}, max: {vcore: 10}}
+""",
+    root_properties=DELAY,
+)
+
+
+@pytest.mark.parametrize("parent_guarantee", [True, False], ids=["parent guaranteed", "parent without one"])
+def test_a_queue_under_its_own_guarantee_preempts_a_sibling_that_fills_their_parent(parent_guarantee: bool) -> None:
+    # YuniKorn's TestTryPreemption: child1 uses 10 of a 10-core node, which puts the shared parent
+    # at its guarantee of 10; child2 (guaranteed 5, using nothing) asks for 5: child1 gives a pod back.
+    config = SHARED_PARENT if parent_guarantee else SHARED_PARENT.replace("guaranteed: {vcore: 10}, ", "")
+    world = cluster(config, cpu=10)
+    full(world, count=2, queue="root.parent.child1", prefix="c", cpu=5)
+    world.pod("ask3", queue="root.parent.child2", app="app2", cpu=5)
+    world.schedule(advance=10)
+    assert world.out.evicted() == ["c1"]  # the newest of child1's pods
+    world.finish("c1")
+    assert world.schedule() == {"ask3": "n1"}
+    assert world.allocated("root.parent.child1")["vcore"] == 5000  # its own guarantee, never less
+
+
+UNDER_A_MAX = queues_config(
+    """
+- name: parent
+  resources: {max: {vcore: 4}}
+  queues:
+    - name: a
+      resources: {guaranteed: {vcore: 2}}
+      limits:
+        - {limit: capped, users: [carol], maxresources: {vcore: 1}}
+    - name: b
+    - name: urgent
+      properties: {priority.offset: "1000"}
+- name: outside
+""",
+    root_properties=DELAY,
+)
+
+
+def under_a_max() -> World:
+    """A roomy node; b fills its parent's max of 4 cores, `outside` runs 4 newer pods."""
+    world = cluster(UNDER_A_MAX, cpu=16)
+    full(world, count=4, queue="root.parent.b", prefix="b")
+    full(world, count=4, queue="root.outside", prefix="o")
+    return world
+
+
+def test_a_parent_max_triggers_preemption_inside_that_parent_only() -> None:
+    world = under_a_max()
+    world.pod("a0", queue="root.parent.a", app="a-app")
+    world.schedule(advance=1)
+    assert "queue root.parent would exceed max vcore" in (world.reason("a0") or "")
+    world.schedule(advance=10)
+    assert world.out.evicted() == ["b3"]  # outside's pods are newer, but their going frees nothing under the max
+    _, reason = world.out.evictions[0]
+    assert "for room under queue root.parent's max" in reason
+    world.finish("b3")
+    assert world.schedule() == {"a0": "n1"}
+
+
+def test_the_room_under_the_max_is_held_for_the_preemptor() -> None:
+    world = under_a_max()
+    world.pod("a0", queue="root.parent.a", app="a-app")
+    world.schedule(advance=11)
+    assert world.out.evicted() == ["b3"]
+    world.pod("late", queue="root.parent.urgent", app="late-app")  # its queue is served first
+    world.finish("b3")
+    world.schedule()
+    assert world.node_of("a0") == "n1" and world.node_of("late") is None
+    assert "would exceed max vcore" in (world.reason("late") or "")
+
+
+def test_a_user_limit_never_triggers_preemption() -> None:
+    world = under_a_max()
+    world.pod("c0", queue="root.parent.a", app="c-app", user="carol")
+    world.pod("c1", queue="root.parent.a", app="c-app", user="carol")
+    world.finish("b3")
+    world.schedule()  # carol's first pod takes the freed core
+    world.schedule(advance=30)
+    assert world.out.evictions == []  # carol's limit of one core, not the max, keeps c1 waiting
+    assert world.node_of("c1") is None
+
+
+def test_room_another_scheduler_takes_sends_the_preemptor_searching_again() -> None:
+    # The held room only binds Herder: a pod of another scheduler may land there once the victim
+    # is gone. The preemptor lets the hold go (the cycle goes on: it used to spin here for ever)
+    # and, still under its guarantee, preempts again.
+    world = preempting()
+    world.finish("b3")
+    world.foreign("other", "n1", cpu=1)
+    assert world.schedule() == {}
+    assert world.out.evicted() == ["b3", "b2"]
+    world.finish("b2")
+    assert world.schedule() == {"p0": "n1"}

@@ -1,6 +1,7 @@
 """A property over random queue trees and workloads: no eviction ever breaks a law of
-preemption, no queue is pushed below its guarantee, and preemption stops (no loops), even when
-every evicted pod comes back as a new one, as a Job's controller would make it."""
+preemption, no queue is pushed below its guarantee, a parent's max that is the limit is made
+room under from inside it only, and preemption stops (no loops), even when every evicted pod
+comes back as a new one, as a Job's controller would make it."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ class Tree:
     guaranteed: dict[str, int]  # path -> cores (0: none)
     policy: dict[str, str]
     parent_of: dict[str, str] = field(default_factory=dict)
+    maximum: dict[str, int] = field(default_factory=dict)  # parent path -> cores (absent: none)
 
     def config(self) -> str:
         parents: dict[str, list[str]] = {}
@@ -30,8 +32,13 @@ class Tree:
 
         def queue(path: str, children: list[dict[str, object]] | None = None) -> dict[str, object]:
             doc: dict[str, object] = {"name": path.rsplit(".", 1)[-1]}
+            resources: dict[str, object] = {}
             if self.guaranteed.get(path):
-                doc["resources"] = {"guaranteed": {"vcore": self.guaranteed[path]}}
+                resources["guaranteed"] = {"vcore": self.guaranteed[path]}
+            if path in self.maximum:
+                resources["max"] = {"vcore": self.maximum[path]}
+            if resources:
+                doc["resources"] = resources
             if self.policy.get(path, "default") != "default":
                 doc["properties"] = {"preemption.policy": self.policy[path]}
             if children is not None:
@@ -51,10 +58,11 @@ class Tree:
 @st.composite
 def trees(draw: st.DrawFn) -> Tree:
     parents = [f"root.p{i}" for i in range(draw(st.integers(1, 2)))]
-    leaves, parent_of, guaranteed, policy = [], {}, {}, {}
+    leaves, parent_of, guaranteed, policy, maximum = [], {}, {}, {}, {}
     for p in parents:
         guaranteed[p] = draw(st.sampled_from((0, 0, 0, 6)))
         policy[p] = draw(st.sampled_from(POLICIES))
+        limit = draw(st.sampled_from((0, 0, 3, 4, 6, 8)))  # a parent's max, often below the cluster's size
         for j in range(draw(st.integers(1, 2))):
             leaf = f"{p}.q{j}"
             leaves.append(leaf)
@@ -62,7 +70,10 @@ def trees(draw: st.DrawFn) -> Tree:
             cap = guaranteed[p] or 6
             guaranteed[leaf] = draw(st.integers(1, cap // 2)) if draw(st.booleans()) or j == 0 else 0
             policy[leaf] = draw(st.sampled_from(POLICIES))
-    return Tree(leaves, guaranteed, policy, parent_of)
+        if limit:  # never below what the queue or its children are guaranteed (validation says so)
+            children = sum(guaranteed[leaf] for leaf in leaves if parent_of[leaf] == p)
+            maximum[p] = max(limit, guaranteed[p], children)
+    return Tree(leaves, guaranteed, policy, parent_of, maximum)
 
 
 Pod = tuple[int, int, int, bool]  # leaf index, priority, cores, allows preemption
@@ -90,12 +101,13 @@ def test_no_eviction_breaks_a_law_and_preemption_stops(
         world.pod(name, queue=leaf, app=f"app-{leaf}", cpu=size, priority=priority, allow_preemption=allows)
 
     def cycle(advance: float) -> int:
-        before = {leaf: world.allocated(leaf).get("vcore", 0) for leaf in tree.leaves}
-        parents = {p: world.allocated(p).get("vcore", 0) for p in set(tree.parent_of.values())}
         seen = len(world.out.evictions)
         world.schedule(advance=advance)
         batch = world.out.evictions[seen:]
-        check(batch, before | parents)
+        # the usage the victims were chosen against: after the cycle's placements (a preemptor
+        # placed in this cycle counts), with the victims still running until they end below
+        queues = [*tree.leaves, *set(tree.parent_of.values())]
+        check(batch, {q: world.allocated(q).get("vcore", 0) for q in queues})
         for allocation, _ in batch:  # the pods end, and their controllers make new ones
             world.finish(allocation.key)
             leaf, priority, size, allows = born[allocation.key]
@@ -116,6 +128,9 @@ def test_no_eviction_breaks_a_law_and_preemption_stops(
             fences = [q for q in tree.path_of(p_leaf) if tree.policy[q] == "fence"]
             if fences:
                 assert v_leaf.startswith(fences[0] + ".") or v_leaf == fences[0]  # the fence holds
+            if "for room under queue " in reason:  # a max was the limit: victims from inside it
+                blocking = reason.split("for room under queue ")[1].split("'s max")[0]
+                assert blocking in tree.maximum and v_leaf.startswith(blocking + ".")
             g = [tree.guaranteed[q] for q in tree.path_of(p_leaf) if tree.guaranteed[q]]
             assert g, "a queue without any guarantee on its path triggered preemption"
             preemptor_paths.update(tree.path_of(p_leaf))

@@ -33,6 +33,7 @@ from core.objects.constraints import (
     Toleration,
 )
 from core.objects.node_info import NodeInfo
+from core.objects.pod_rules import NO_RULES, PodRules
 from core.resources import Resource, quantity_milli, quantity_value
 from core.scheduler import Scheduler
 
@@ -163,6 +164,7 @@ class World:
         preemptible: bool = True,
         allow_preemption: bool = True,
         tags: Mapping[str, str] | None = None,
+        labels: Mapping[str, str] | None = None,
         **other: int,
     ) -> Ask:
         """An ask as the shim would build it for pod `<namespace>/<name>` (not yet submitted).
@@ -194,6 +196,7 @@ class World:
             preemptible=preemptible,
             allow_preemption=allow_preemption,
             created=self.now if created is None else created,
+            pod=PodRules(namespace=namespace, labels=dict(labels)) if labels else NO_RULES,
         )
 
     def pod(self, name: str, **kw: Any) -> Ask:
