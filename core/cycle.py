@@ -511,7 +511,7 @@ def _maybe_preempt(state: CoreState, ask: Ask, quota: str, now: float) -> None:
             and state.ask_quota.get(alloc.key) == quota
         ]
         if candidates:
-            slots[node.node_id] = NodeSlot(free=node.available(), candidates=candidates)
+            slots[node.node_id] = NodeSlot(free=node.available_for(ask.key), candidates=candidates)
     if not slots:
         return
     budgets = list(state.budgets.values())

@@ -148,7 +148,10 @@ def node_utilized(node: Node) -> dict[str, int]:
     return {key: int(node.allocated.get(key, 0) * 100 // cap) for key, cap in sorted(capacity.items()) if cap > 0}
 
 
-def node_document(node: Node, partition: str) -> dict[str, Any]:
+def node_document(node: Node, partition: str, owners: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """YuniKorn's node document; `owners` maps the pods room is kept for to their applications
+    (`reservations` lists `<application>|<pod>`, as YuniKorn keys a node's reservations)."""
+    owners = owners or {}
     info = node.info
     capacity = info.capacity
     return {
@@ -160,12 +163,13 @@ def node_document(node: Node, partition: str) -> dict[str, Any]:
         "capacity": resource_doc(capacity),
         "allocated": zero_filled(node.allocated, capacity),
         "occupied": zero_filled(node.occupied, capacity),
-        "available": zero_filled(node.available(), capacity),
+        "available": zero_filled(node.free(), capacity),
         "utilized": node_utilized(node),
         "schedulable": info.schedulable,
         "ready": info.ready,
-        "isReserved": False,
-        "reservations": [],
+        "isReserved": bool(node.held),
+        "reservations": [f"{owners.get(key, '')}|{key}" for key in sorted(node.held)],
+        "reservedResource": resource_doc(node.kept),
         "taints": [t.describe() for t in info.taints],
         "allocations": [
             allocation_document(a, partition) for a in sorted(node.allocations.values(), key=lambda a: a.key)
@@ -176,9 +180,15 @@ def node_document(node: Node, partition: str) -> dict[str, Any]:
     }
 
 
+def kept_owners(state: CoreState) -> dict[str, str]:
+    """The application of every pending pod room is kept for (a preemptor)."""
+    return {key: app.app_id for key in state.holds if (app := state.ask_app.get(key)) is not None}
+
+
 def nodes_document(state: CoreState) -> list[dict[str, Any]]:
     partition = state.partition
-    return [node_document(partition.nodes[name], partition.name) for name in sorted(partition.nodes)]
+    owners = kept_owners(state)
+    return [node_document(partition.nodes[name], partition.name, owners) for name in sorted(partition.nodes)]
 
 
 def node_counts(state: CoreState) -> dict[str, int]:
@@ -228,14 +238,25 @@ def application_document(state: CoreState, app: Application, offset: float) -> d
             {"time": epoch_ns(when, offset), "applicationState": target.value} for when, target in app.state_log
         ],
         "rejectedMessage": "",
-        "hasReserved": False,
-        "reservations": [],
+        **_app_reservations(state, app),
         "allocations": [
             allocation_document(a, partition) for a in sorted(app.allocations.values(), key=lambda a: a.key)
         ],
         "requests": requests,
         **placeholder_data(state, app.app_id),
     }
+
+
+def _app_reservations(state: CoreState, app: Application) -> dict[str, Any]:
+    """YuniKorn's `hasReserved` and `reservations` (`<node>|<pod>` for each of its pending pods
+    room is kept for: a preemptor's held room)."""
+    kept = [f"{node_id}|{key}" for key in app.asks if (node_id := _kept_node(state, key)) is not None]
+    return {"hasReserved": bool(kept), "reservations": sorted(kept)}
+
+
+def _kept_node(state: CoreState, key: str) -> str | None:
+    hold = state.holds.get(key)
+    return hold.node_id if hold is not None else None
 
 
 def placeholder_data(state: CoreState, app_id: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from core.objects.ask import Ask
 from core.objects.node import Node
-from core.objects.node_index import TieBreak, static_mismatch
+from core.objects.node_index import RESERVED_FOR_OTHERS, TieBreak, static_mismatch
 from core.objects.pod_scores import preference_scores
 from core.objects.pod_topology import Mask
 from core.objects.volumes import NodeView, VolumePlan
@@ -150,8 +150,13 @@ def node_verdicts(state: CoreState, ask: Ask) -> dict[str, str | None]:
             pos = partition.node_index.position(node_id)
             reason = next((why for why, mask in rules if pos is not None and not mask[pos]), None)
         if reason is None:
-            short = ask.resource.insufficient(node.available())
-            reason = f"insufficient {', '.join(short)}" if short else None
+            room = node.available()
+            own = node.held.get(ask.key)
+            short = ask.resource.insufficient(room + own if own is not None else room)
+            if short and node.held and ask.resource.fits_in(node.free()):
+                reason = RESERVED_FOR_OTHERS
+            else:
+                reason = f"insufficient {', '.join(short)}" if short else None
         out[node_id] = reason
     return out
 

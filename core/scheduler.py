@@ -533,7 +533,7 @@ class Scheduler:
     def node_document(self, node_id: str) -> dict[str, Any] | None:
         with self._lock:
             node = self._state.partition.nodes.get(node_id)
-            return dao.node_document(node, self._state.partition.name) if node is not None else None
+            return dao.node_document(node, self._state.partition.name, dao.kept_owners(self._state)) if node else None
 
     def pending_document(self, queue_path: str) -> list[dict[str, Any]] | None:
         """The queue's waiting pods in the order they will be tried (None: no such queue)."""

@@ -1,9 +1,15 @@
 """A node as the scheduler keeps it: capacity, what Herder placed, what other schedulers use.
 
 Herder's own allocations and foreign ones (seed 003) are kept apart: both take room on the
-node (`available = capacity - allocated - occupied`), but only Herder's count in queues,
-users and quotas. A node that is cordoned (`schedulable` False) or not ready keeps its pods
-and takes no new ones.
+node (`free = capacity - allocated - occupied`), but only Herder's count in queues, users and
+quotas. A node that is cordoned (`schedulable` False) or not ready keeps its pods and takes no
+new ones.
+
+Room can also be *kept* for one pending pod: held for a preemptor while its victims leave
+(core/preemption/holds.py), or reserved for a pod that waits for the node to drain
+(core/reservations/). Kept room is one mechanism for both: no pod is placed in it but the one
+it is kept for (`available = free - kept`, which may go below zero while a reserved node
+drains), and it is no pod's usage, so the node's `allocated` and `occupied` never show it.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from core.resources import Resource, add_into
 
 
 class Node:
-    __slots__ = ("allocated", "allocations", "foreign", "held", "info", "occupied")
+    __slots__ = ("allocated", "allocations", "foreign", "held", "info", "kept", "occupied")
 
     def __init__(self, info: NodeInfo) -> None:
         self.info = info
@@ -22,7 +28,8 @@ class Node:
         self.occupied: dict[str, int] = {}
         self.allocations: dict[str, Allocation] = {}
         self.foreign: dict[str, Allocation] = {}
-        self.held: dict[str, Resource] = {}  # preemptor's key -> the room kept for it
+        self.held: dict[str, Resource] = {}  # pending pod's key -> the room kept for it
+        self.kept: dict[str, int] = {}  # the sum of `held`
 
     @property
     def node_id(self) -> str:
@@ -37,6 +44,23 @@ class Node:
         return self.info.schedulable and self.info.ready
 
     def available(self) -> Resource:
+        """What a pod may take now: the free room less the room kept for others."""
+        out = dict(self.info.capacity)
+        for key, val in self.allocated.items():
+            out[key] = out.get(key, 0) - val
+        for key, val in self.occupied.items():
+            out[key] = out.get(key, 0) - val
+        for key, val in self.kept.items():
+            out[key] = out.get(key, 0) - val
+        return Resource(out)
+
+    def available_for(self, key: str) -> Resource:
+        """What the pending pod `key` may take now: room kept for it is its own."""
+        own = self.held.get(key)
+        return self.available() + own if own is not None else self.available()
+
+    def free(self) -> Resource:
+        """What no pod uses: kept room counts as free (the kubelet sees it free)."""
         out = dict(self.info.capacity)
         for key, val in self.allocated.items():
             out[key] = out.get(key, 0) - val
@@ -55,15 +79,16 @@ class Node:
             target[key] = target.get(key, 0) + val
 
     def hold(self, key: str, resource: Resource) -> None:
+        """Keep `resource` for the pending pod `key` (replacing what was kept for it)."""
         self.unhold(key)
         self.held[key] = resource
-        add_into(self.occupied, resource, 1)
+        add_into(self.kept, resource, 1)
 
     def unhold(self, key: str) -> bool:
         resource = self.held.pop(key, None)
         if resource is None:
             return False
-        add_into(self.occupied, resource, -1)
+        add_into(self.kept, resource, -1)
         return True
 
     def remove(self, key: str) -> Allocation | None:

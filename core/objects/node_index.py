@@ -46,6 +46,7 @@ TieBreak = Callable[[npt.NDArray[np.intp]], npt.NDArray[np.float64]]
 _CORDONED = Taint("node.kubernetes.io/unschedulable", "", NO_SCHEDULE)
 _LOG_LIMIT = 100_000  # changed columns remembered before every remembered choice is dropped
 _CHOICE_LIMIT = 4096  # remembered shapes before they are all dropped (pods of unique sizes)
+RESERVED_FOR_OTHERS = "reserved for another pod"  # the room is there, kept for someone else
 
 
 def untolerated_taint(node_taints: tuple[Taint, ...], constraints: NodeConstraints) -> Taint | None:
@@ -147,12 +148,13 @@ class NodeIndex:
         cap = node.info.capacity
         alloc = node.allocated
         occ = node.occupied
+        kept = node.kept
         avail = self._avail
         columns = self._columns
         for key in columns if keys is None else keys:
             row = columns.get(key)
             if row is not None:
-                avail[row, pos] = cap.get(key, 0) - alloc.get(key, 0) - occ.get(key, 0)
+                avail[row, pos] = cap.get(key, 0) - alloc.get(key, 0) - occ.get(key, 0) - kept.get(key, 0)
         self._rank[pos] = self._node_rank(node)
         if len(self._log) >= _LOG_LIMIT:
             self._log.clear()
@@ -171,7 +173,7 @@ class NodeIndex:
             capacity = cap.get(key, 0)
             if capacity <= 0 or weight <= 0:
                 continue
-            used = node.allocated.get(key, 0) + node.occupied.get(key, 0)
+            used = node.allocated.get(key, 0) + node.occupied.get(key, 0) + node.kept.get(key, 0)
             total += weight * (used / capacity)
             weight_sum += weight
         return total / weight_sum if weight_sum else 0.0
@@ -189,7 +191,9 @@ class NodeIndex:
             node = self._nodes[name]
             cap = node.info.capacity
             for key, row in columns.items():
-                avail[row, pos] = cap.get(key, 0) - node.allocated.get(key, 0) - node.occupied.get(key, 0)
+                avail[row, pos] = (
+                    cap.get(key, 0) - node.allocated.get(key, 0) - node.occupied.get(key, 0) - node.kept.get(key, 0)
+                )
             rank[pos] = self._node_rank(node)
         self._names = names
         self._pos = {name: pos for pos, name in enumerate(names)}
@@ -406,6 +410,9 @@ class NodeIndex:
                 reason = next((why for why, mask in rules if not mask[pos]), None)
             if reason is not None:
                 counts[reason] = counts.get(reason, 0) + 1
+                continue
+            if node.held and request.fits_in(node.free()):
+                counts[RESERVED_FOR_OTHERS] = counts.get(RESERVED_FOR_OTHERS, 0) + 1
                 continue
             for key in request.insufficient(node.available()):
                 counts[f"insufficient {key}"] = counts.get(f"insufficient {key}", 0) + 1
