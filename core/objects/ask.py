@@ -74,6 +74,7 @@ class Ask(NamedTuple):
     placeholder: bool = False
     claims: tuple[str, ...] = ()  # its PersistentVolumeClaims, "<namespace>/<name>"
     notices: tuple[str, ...] = ()  # input read past with a default: said once as a warning event, never waited on
+    active_deadline: float | None = None  # spec.activeDeadlineSeconds: the kubelet ends it then
 
     @property
     def display_name(self) -> str:
@@ -104,6 +105,7 @@ class Ask(NamedTuple):
             self.placeholder,
             self.claims,
             self.notices,
+            self.active_deadline,
         )
 
 
@@ -138,6 +140,7 @@ class Allocation(NamedTuple):
     replaces: str = ""
     volume_plan: VolumePlan = NO_PLAN
     foreign_claims: tuple[str, ...] = ()  # a foreign pod's claims (Herder's are its ask's)
+    foreign_deadline: float | None = None  # a foreign pod's activeDeadlineSeconds (Herder's are its ask's)
 
     @property
     def rules(self) -> PodRules:
@@ -148,6 +151,11 @@ class Allocation(NamedTuple):
     @property
     def claims(self) -> tuple[str, ...]:
         return self.ask.claims if self.ask is not None else self.foreign_claims
+
+    @property
+    def active_deadline(self) -> float | None:
+        """Seconds after its start at which the kubelet ends the pod (None: no deadline)."""
+        return self.ask.active_deadline if self.ask is not None else self.foreign_deadline
 
     @property
     def placeholder(self) -> bool:
@@ -180,6 +188,7 @@ class Allocation(NamedTuple):
             self.replaces,
             self.volume_plan,
             self.foreign_claims,
+            self.foreign_deadline,
         )
 
     @staticmethod

@@ -12,6 +12,7 @@ Shared by the simulator and the kopf operator. One module per kind of object or 
       identity.py       its application, queue and user
       gangs/            its gang, one module per gang API (gangs/yunikorn.py: YuniKorn's annotations)
       storage.py        its claims; and StorageClasses, PersistentVolumes, PersistentVolumeClaims
+      deadline.py       its activeDeadlineSeconds (when the kubelet ends it at the latest)
     namespaces.py     a Namespace's annotations -> application tags
     nodes.py          a Node -> NodeInfo
     quotas.py         an ElasticQuota -> ElasticQuotaSpec (Koordinator's labels and annotations)

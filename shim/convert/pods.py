@@ -16,6 +16,7 @@ from core.objects.ask import FOREIGN_DEFAULT, FOREIGN_STATIC, NO_USER, Allocatio
 from core.objects.constraints import NodeConstraints
 from core.resources import Resource
 from shim.convert.constraints import pod_constraints
+from shim.convert.deadline import active_deadline, foreign_deadline
 from shim.convert.gangs.yunikorn import is_placeholder, pod_gang
 from shim.convert.identity import LABEL_APP_ID, application_id, is_herder_pod, queue_name, user_info
 from shim.convert.namespaces import namespace_read
@@ -90,6 +91,11 @@ def pod_to_ask(pod: PodLike, namespace: Mapping[str, Any] | None, scheduler_name
     rules, problem = pod_rules_or_problem(pod, namespace)
     if problem is not None:
         problems.append(problem)
+    try:
+        deadline = active_deadline(pod)
+    except ConversionError as err:
+        problems.append(str(err))
+        deadline = None
     quota = labels.get(LABEL_QUOTA_NAME)
     key = key or pod_key(pod)
     app_id = application_id(pod)
@@ -117,6 +123,7 @@ def pod_to_ask(pod: PodLike, namespace: Mapping[str, Any] | None, scheduler_name
         placeholder=gang.placeholder,
         claims=pod_claims(pod),
         notices=gang.notices,
+        active_deadline=deadline,
     )
 
 
@@ -174,4 +181,5 @@ def pod_to_allocation(
         foreign=FOREIGN_STATIC if static else FOREIGN_DEFAULT,
         pod=pod_rules_or_problem(pod, namespace)[0],
         foreign_claims=pod_claims(pod),
+        foreign_deadline=foreign_deadline(pod),
     )

@@ -38,6 +38,7 @@ from core.objects.node_info import NodeInfo
 from core.resources import Resource, format_resource
 from core.scheduler import Scheduler
 from shim.convert.constraints import pod_constraints
+from shim.convert.deadline import active_deadline
 from shim.convert.identity import is_herder_pod
 from shim.convert.nodes import node_to_info
 from shim.convert.objects import ConversionError, labels_of, map_at
@@ -57,6 +58,7 @@ RUNNING = "Running"
 SUCCEEDED = "Succeeded"
 EVICTED = "Evicted"  # removed after it was bound (evicted, preempted, with its node, deleted)
 DELETED = "Deleted"  # deleted while pending: it never ran
+FAILED = "Failed"  # ended by the kubelet at its activeDeadlineSeconds
 FOREIGN = "Foreign"
 REPLACED = "Replaced"  # a placeholder a real pod took the place of
 RELEASED = "Released"  # a placeholder deleted unused (timeout, completion, too small)
@@ -120,6 +122,14 @@ class SimCallbacks:
 PodHook = Callable[[float, "SimPod"], None]
 
 
+def pod_deadline(manifest: Mapping[str, Any]) -> float | None:
+    """The pod's activeDeadlineSeconds (a bad value is the conversion's problem: none here)."""
+    try:
+        return active_deadline(manifest)
+    except ConversionError:
+        return None
+
+
 @dataclass
 class AskMemo:
     """The ask of the first copy of a workload entry created in one moment."""
@@ -148,7 +158,7 @@ class SimCluster:
         self.waiting_foreign: list[SimPod] = []
         self.changes = 0  # inputs given to the core; the engine compares it between moments
         self._refused_binds: set[str] = set()
-        self.counts = dict.fromkeys((PENDING, RUNNING, SUCCEEDED, EVICTED, DELETED, FOREIGN), 0)
+        self.counts = dict.fromkeys((PENDING, RUNNING, SUCCEEDED, FAILED, EVICTED, DELETED, FOREIGN), 0)
 
     def _move(self, pod: SimPod, state: str, now: float) -> None:
         self.counts[pod.state] -= 1
@@ -464,6 +474,19 @@ class SimCluster:
             self._move(pod, SUCCEEDED, now)
         pod.finished = now
         pod.manifest["status"]["phase"] = "Succeeded"
+        self._vacate(pod)
+        self.scheduler.release_allocation(pod.key, now)
+        self.changes += 1
+
+    def deadline_exceeded(self, pod: SimPod, now: float) -> None:
+        """The pod ran `activeDeadlineSeconds`: the kubelet ends it (phase Failed)."""
+        if not pod.live or pod.node is None:
+            return
+        if pod.state == RUNNING:
+            self._move(pod, FAILED, now)
+        pod.finished = now
+        pod.reason = "DeadlineExceeded: the pod ran its activeDeadlineSeconds"
+        pod.manifest["status"].update({"phase": "Failed", "reason": "DeadlineExceeded"})
         self._vacate(pod)
         self.scheduler.release_allocation(pod.key, now)
         self.changes += 1

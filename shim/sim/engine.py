@@ -37,7 +37,7 @@ from shim.convert.objects import labels_of
 from shim.convert.quotas import LABEL_PARENT
 from shim.sim.agenda import ARRIVAL, EVENT, FINISH, SNAPSHOT, Agenda
 from shim.sim.autoscaler import SimAutoscaler
-from shim.sim.cluster import PENDING, RUNNING, AskMemo, SimCallbacks, SimCluster, SimPod
+from shim.sim.cluster import PENDING, RUNNING, AskMemo, SimCallbacks, SimCluster, SimPod, pod_deadline
 from shim.sim.manifests import labels_match, node_manifest, pod_manifest
 from shim.sim.resize import resize_pod
 from shim.sim.scenario import (
@@ -47,6 +47,7 @@ from shim.sim.scenario import (
     ScenarioEvent,
     WorkloadEntry,
     node_names,
+    pod_name,
     pod_names,
     pod_namespace,
 )
@@ -109,7 +110,11 @@ class Simulation:
         for obj in sorted(scenario.objects, key=_storage_order):
             cluster.apply_object(obj, 0.0)
         for workload in scenario.workload:
-            self.agenda.push(workload.at, ARRIVAL, partial(self._arrive, workload))
+            if workload.every is None:
+                self.agenda.push(workload.at, ARRIVAL, partial(self._arrive, workload))
+            else:
+                for i in range(workload.count):
+                    self.agenda.push(workload.arrival(i), ARRIVAL, partial(self._arrive_one, workload, i))
         for event in scenario.events:
             self.agenda.push(event.at, EVENT, partial(self._event, event))
         for moment in scenario.snapshots:
@@ -120,7 +125,11 @@ class Simulation:
         self.agenda.push(when, EVENT, action)
 
     def _started(self, now: float, pod: SimPod) -> None:
-        if pod.duration is not None:
+        deadline = None if pod.placeholder else pod_deadline(pod.manifest)
+        if deadline is not None and (pod.duration is None or pod.duration > deadline):
+            # the kubelet ends it at its activeDeadlineSeconds
+            self.agenda.push(now + deadline, FINISH, partial(self.cluster.deadline_exceeded, pod))
+        elif pod.duration is not None:
             self.agenda.push(now + pod.duration, FINISH, partial(self.cluster.finish, pod))
         if pod.wake_after is not None:  # a gang's placeholder timeout runs out then
             self.agenda.push(now + pod.wake_after, FINISH, _nothing)
@@ -128,6 +137,16 @@ class Simulation:
     def _app_idle(self, now: float, pod: SimPod) -> None:
         """The pod's application has nothing left: the core completes it a while later, by itself."""
         self.agenda.push(now + COMPLETING_TIMEOUT, FINISH, _nothing)
+
+    def _arrive_one(self, workload: WorkloadEntry, index: int, t: float) -> None:
+        """Copy `index` of an entry whose copies arrive `every` seconds apart."""
+        template = workload.pod
+        namespace = pod_namespace(template)
+        name = pod_name(workload, index)
+        uid = self._uid(namespace, name, template["metadata"].get("uid"), index if workload.count > 1 else None)
+        created = t if workload.created is None else workload.created
+        started = workload.started if template["spec"].get("nodeName") else None
+        self.cluster.create_pod(pod_manifest(template, name, created, uid, started), workload.duration, t)
 
     def _uid(self, namespace: str, name: str, given: object, index: int | None) -> str:
         if isinstance(given, str) and given:

@@ -5,9 +5,9 @@
                                    "reason", "queue", "quota", "user", "placeholder" (gangs' only)}},
      "state":     the full state dump at the end (GET /ws/v1/fullstatedump),
      "snapshots": {"<t>": the full state dump at t},
-     "summary":   {"pods", "bound", "pending", "running", "evicted", "finished", "deleted",
+     "summary":   {"pods", "bound", "pending", "running", "evicted", "finished", "failed", "deleted",
                    "foreign", "placeholders", "sim_seconds", "wall_seconds"},
-                  (pods = pending + running + finished + evicted + deleted: each pod in one state)
+                  (pods = pending + running + finished + failed + evicted + deleted: each pod in one state)
      "events":    the core's scheduling events and the simulator's own (type SCENARIO), in order,
      "timeline":  samples of queue usage, quota used/runtime and pod counts (see timeline.py),
      "autoscaler": with `nodeGroups` only: per group its nodes, peak, nodes added and removed and
@@ -28,7 +28,7 @@ from typing import Any
 
 from core.scale_up import PendingCondition
 from shim.autoscaling import condition_reason
-from shim.sim.cluster import DELETED, EVICTED, FOREIGN, PENDING, RUNNING, SUCCEEDED, SimPod
+from shim.sim.cluster import DELETED, EVICTED, FAILED, FOREIGN, PENDING, RUNNING, SUCCEEDED, SimPod
 from shim.sim.engine import Simulation
 
 
@@ -82,7 +82,7 @@ def build_report(sim: Simulation) -> dict[str, Any]:
     conditions = sim.scheduler.scale_up_view().conditions
     pods = {name: pod_entry(sim, pod, pending_queue, conditions) for name, pod in sim.cluster.pods.items()}
     herder = [pod for pod in sim.cluster.pods.values() if pod.herder and not pod.placeholder]
-    by_state = dict.fromkeys((PENDING, RUNNING, SUCCEEDED, EVICTED, DELETED), 0)
+    by_state = dict.fromkeys((PENDING, RUNNING, SUCCEEDED, FAILED, EVICTED, DELETED), 0)
     for pod in herder:
         by_state[pod.state] = by_state.get(pod.state, 0) + 1
     summary = {
@@ -92,6 +92,7 @@ def build_report(sim: Simulation) -> dict[str, Any]:
         "running": by_state[RUNNING],
         "evicted": by_state[EVICTED],
         "finished": by_state[SUCCEEDED],
+        "failed": by_state[FAILED],
         "deleted": by_state[DELETED],
         "foreign": sum(1 for pod in sim.cluster.pods.values() if pod.state == FOREIGN),
         "placeholders": sum(1 for pod in sim.cluster.pods.values() if pod.placeholder),

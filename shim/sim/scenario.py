@@ -43,7 +43,7 @@ TOP_KEYS = (
     "nodeGroups",
 )
 NODE_KEYS = ("name", "count", "allocatable", "labels", "annotations", "taints", "unschedulable", "ready")
-WORKLOAD_KEYS = ("at", "count", "duration", "created", "started", "pod")
+WORKLOAD_KEYS = ("at", "count", "every", "duration", "created", "started", "pod")
 TRACE_KEYS = ("file", "at")
 ACTIONS = ("remove-node", "add-node", "cordon-node", "uncordon-node", "apply", "delete", "resize")
 EVENT_KEYS = {
@@ -102,10 +102,15 @@ class WorkloadEntry:
     created: float | None = None
     started: float | None = None
     origin: str = ""  # where a trace's row came from (`week.csv:12`); scenario entries: workload[index]
+    every: float | None = None  # copies arrive one by one, this many seconds apart
 
     @property
     def where(self) -> str:
         return self.origin or f"workload[{self.index}]"
+
+    def arrival(self, index: int) -> float:
+        """When copy `index` arrives."""
+        return self.at + index * self.every if self.every else self.at
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,8 +317,13 @@ def _pod(reader: _Reader, raw: object, where: str) -> Mapping[str, Any]:
 
 
 def pod_names(entry: WorkloadEntry) -> list[str]:
+    return [pod_name(entry, i) for i in range(entry.count)]
+
+
+def pod_name(entry: WorkloadEntry, index: int) -> str:
+    """The name of copy `index`: the pod's own with count 1, `<name>-<index>` otherwise."""
     base = str(entry.pod["metadata"]["name"])
-    return [base] if entry.count == 1 else [f"{base}-{i}" for i in range(entry.count)]
+    return base if entry.count == 1 else f"{base}-{index}"
 
 
 def pod_namespace(pod: Mapping[str, Any]) -> str:
@@ -505,7 +515,10 @@ def parse_scenario(
         duration = reader.positive_number(entry.get("duration"), f"{where}.duration")
         created = reader.earlier(entry.get("created"), f"{where}.created", at or 0.0)
         started = reader.earlier(entry.get("started"), f"{where}.started", at or 0.0)
+        every = reader.positive_number(entry.get("every"), f"{where}.every")
         pod = _pod(reader, entry.get("pod"), f"{where}.pod")
+        if every is not None and (at or 0.0) + every * (count - 1) > MAX_SECONDS:
+            reader.bad(f"{where}.every", f"the last copy would arrive after {MAX_SECONDS:g} s")
         if len(reader.problems) == problems_before:
             workload.append(
                 WorkloadEntry(
@@ -516,6 +529,7 @@ def parse_scenario(
                     duration=duration,
                     created=created,
                     started=started,
+                    every=every,
                 )
             )
     workload.extend(_trace_workload(reader, top.get("trace"), base, len(workload)))

@@ -551,3 +551,19 @@ def test_the_interner_starts_again_past_its_limit_and_keeps_values_equal() -> No
     assert len(intern) == 1
     again = intern((1,))
     assert again == one
+
+
+def test_active_deadline_seconds_is_read_for_herder_and_foreign_pods() -> None:
+    assert pod_to_ask(pod(schedulerName="herder", activeDeadlineSeconds=600), namespace()).active_deadline == 600.0
+    assert pod_to_ask(pod(schedulerName="herder"), namespace()).active_deadline is None
+    foreign = pod_to_allocation(pod(nodeName="n1", activeDeadlineSeconds=30), None)
+    assert foreign.foreign == FOREIGN_DEFAULT and foreign.active_deadline == 30.0
+    bound = pod_to_allocation(pod(nodeName="n1", schedulerName="herder", activeDeadlineSeconds=45), namespace())
+    assert bound.active_deadline == 45.0
+
+
+@pytest.mark.parametrize("value", [0, -3, 1.5, "60", True])
+def test_a_bad_active_deadline_keeps_the_pod_pending_with_the_field_named(value: object) -> None:
+    ask = pod_to_ask(pod(schedulerName="herder", activeDeadlineSeconds=value), namespace())
+    assert ask.active_deadline is None
+    assert ask.problems == (f"pod team/p spec.activeDeadlineSeconds: expected a positive whole number, got {value!r}",)

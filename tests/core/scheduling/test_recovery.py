@@ -194,6 +194,7 @@ def test_a_recovered_allocation_keeps_every_field_but_the_three_recovery_sets() 
         "replaces": "placeholder",
         "volume_plan": VolumePlan(),
         "foreign_claims": ("ns/claim",),
+        "foreign_deadline": 600.0,
     }
     assert set(values) == set(Allocation._fields)  # a new field is covered here
     allocation = Allocation(**values)  # type: ignore[arg-type]
@@ -226,6 +227,7 @@ def test_an_ask_copied_for_a_replica_differs_only_in_key_name_and_creation_time(
         placeholder=True,
         claims=("ns/c",),
         notices=("n",),
+        active_deadline=300.0,
     )
-    assert len(Ask._fields) == 21  # a new field must be copied by copy_as too
+    assert len(Ask._fields) == 22  # a new field must be copied by copy_as too
     assert ask.copy_as("k2", "ns/p2", 2.0) == ask._replace(key="k2", name="ns/p2", created=2.0)
