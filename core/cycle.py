@@ -13,7 +13,10 @@ DESIGN's order and stop at the first "no":
    not running;
 3. user and group limits: the user group manager's increase either applies or denies;
 4. the elastic quota: `used + request <= runtime` (and the non-preemptible rule);
-5. node fit and score (`core/fit.py`): node constraints, rules between pods, resources.
+5. node fit and score (`core/fit.py`): node constraints, rules between pods, resources. A pod
+   a node is reserved for tries that node first; another pod takes a reserved node's room only
+   where it fits beside the reserved pods, as a backfill, or by a higher priority
+   (core/reservations/). A pod refused for room marks its leaf, whose front may reserve.
 
 On success every tracker has changed together (queue, user/group, quota, node); a failure
 after step 3 rolls the user/group increase back, so a denied ask leaves nothing behind. A
@@ -40,6 +43,9 @@ from core.objects.queue_priority import children_by_priority
 from core.policies import app_order_depends_on_usage, application_key, order_applications
 from core.preemption.held_room import held_over_max, held_room_reason, waiting_for_victims
 from core.preemption.holds import release_hold
+from core.reservations.backfill import backfilled, reserved_use
+from core.reservations.reserve import end as end_reservation
+from core.reservations.reserve import note_refused, reserved_node, waiting_reason, yield_node
 from core.resources import Resource
 from core.state import CoreState
 
@@ -248,7 +254,12 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
     reason, cluster_full, rule = _rule_reason(state, leaf, app, ask)
     if reason is None and cluster_full and not _preemption_may_help(state, ask):
         # the cluster is full and nothing may be taken back for this ask
+        if state.reservations.by_ask and ask.key in state.reservations.by_ask:
+            _park(state, app, ask, waiting_reason(state, ask), now, NO_NODE_FITS)
+            return None
         _park(state, app, ask, cluster_full, now, NO_NODE_FITS, leaf)
+        if state.settings.reservation_enabled:
+            note_refused(state, leaf)
         return None
     if reason is not None and rule == QUEUE_MAX and ask.key in state.holds:
         reason = _held_wait(state, ask) or reason  # its victims make room in the queue
@@ -269,11 +280,23 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
         state.quota_sensitive_version = state.version
     node_id = None
     held = ask.key in state.holds
+    book = state.reservations
+    reserved = ask.key in book.by_ask if book.by_ask else False
+    backfill: float | None = None  # the reserved pods' start, when placed as a backfill
     if reason is None:
         rule = NO_NODE_FITS
-        node_id = replacing or (None if cluster_full else select_node(state, ask))
+        if replacing or cluster_full:
+            node_id = replacing
+        else:
+            node_id = (reserved_node(state, ask) if reserved else None) or select_node(state, ask)
+            if node_id is None and book.by_node:
+                use = reserved_use(state, leaf, app, ask, now)  # ahead of the reserved pods, or a backfill
+                if use is not None:
+                    node_id, backfill = use
         if node_id is None and held:
-            node_id, reason = _held_node(state, ask, cluster_full is None)
+            node_id, reason = _held_node(state, ask, cluster_full is None, now)
+        if node_id is None and reserved and not reason:
+            reason = waiting_reason(state, ask)
         if node_id is None:
             reason = reason or cluster_full or fit_reason(state, ask)
     if node_id is None:
@@ -286,12 +309,16 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
         if ask.key in state.preempting:
             reason = f"{reason}; waiting for preempted pods of quota {quota} to end"
         _park(state, app, ask, reason or "cannot run", now, rule)
+        if rule == NO_NODE_FITS and not reserved and state.settings.reservation_enabled:
+            note_refused(state, leaf)
         return None
     allocation = _commit(state, leaf, app, ask, quota, node_id, now, replaces)
     if not limited:
         ugm.defer_increase(leaf.path, app.app_id, ask.resource, app.user)
     if ask.placeholder:
         gang_steps.placeholder_placed(state, ask, now)
+    if backfill is not None:
+        backfilled(state, ask, node_id, backfill, now)
     return allocation
 
 
@@ -337,9 +364,10 @@ def _held_wait(state: CoreState, ask: Ask) -> str | None:
     return waiting
 
 
-def _held_node(state: CoreState, ask: Ask, may_place: bool) -> tuple[str | None, str | None]:
+def _held_node(state: CoreState, ask: Ask, may_place: bool, now: float) -> tuple[str | None, str | None]:
     """The node preemption holds room on for the ask, once its victims are gone; while they
-    are not, None and the reason the ask waits."""
+    are not, None and the reason the ask waits. Reservations on the node yield to it (its
+    victims were chosen as if their room were free)."""
     hold = state.holds[ask.key]
     waiting = waiting_for_victims(state, hold)
     if waiting is not None:
@@ -352,9 +380,11 @@ def _held_node(state: CoreState, ask: Ask, may_place: bool) -> tuple[str | None,
         and node is not None
         and node.usable
         and static_mismatch(node, ask.constraints) is None
-        and ask.resource.fits_in(node.available())
+        and ask.resource.fits_in(node.available() + state.reservations.reserved_on(node.node_id))
         and rules_refusal(state, ask, node.node_id) is None
     ):
+        if not ask.resource.fits_in(node.available()):
+            yield_node(state, node.node_id, now, f"preemption made room on node {node.node_id} for {ask.display_name}")
         return node.node_id, None
     return None, None
 
@@ -406,6 +436,8 @@ def _commit(
     state.preempt_tried.pop(ask.key, None)
     if ask.key in state.holds:
         release_hold(state, ask.key)
+    if state.reservations.by_ask and ask.key in state.reservations.by_ask:
+        end_reservation(state, ask.key, now, on_node=node_id)
     state.metrics.allocations += 1
     state.emit(
         SchedulingEvent(

@@ -181,8 +181,10 @@ def node_document(node: Node, partition: str, owners: Mapping[str, str] | None =
 
 
 def kept_owners(state: CoreState) -> dict[str, str]:
-    """The application of every pending pod room is kept for (a preemptor)."""
-    return {key: app.app_id for key in state.holds if (app := state.ask_app.get(key)) is not None}
+    """The application of every pending pod room is kept for (a preemptor or a reservation)."""
+    owners = {key: app.app_id for key in state.holds if (app := state.ask_app.get(key)) is not None}
+    owners.update((key, r.app_id) for key, r in state.reservations.by_ask.items())
+    return owners
 
 
 def nodes_document(state: CoreState) -> list[dict[str, Any]]:
@@ -249,12 +251,15 @@ def application_document(state: CoreState, app: Application, offset: float) -> d
 
 def _app_reservations(state: CoreState, app: Application) -> dict[str, Any]:
     """YuniKorn's `hasReserved` and `reservations` (`<node>|<pod>` for each of its pending pods
-    room is kept for: a preemptor's held room)."""
+    room is kept for: a reservation, or a preemptor's held room)."""
     kept = [f"{node_id}|{key}" for key in app.asks if (node_id := _kept_node(state, key)) is not None]
     return {"hasReserved": bool(kept), "reservations": sorted(kept)}
 
 
 def _kept_node(state: CoreState, key: str) -> str | None:
+    reservation = state.reservations.by_ask.get(key)
+    if reservation is not None:
+        return reservation.node_id
     hold = state.holds.get(key)
     return hold.node_id if hold is not None else None
 

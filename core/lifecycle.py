@@ -22,6 +22,7 @@ from core.objects.node import Node
 from core.objects.queue import Queue
 from core.policies import app_order_depends_on_usage
 from core.preemption.holds import release_hold
+from core.reservations.reserve import end as end_reservation
 from core.resources import Resource
 from core.state import CoreState, Unplaced
 
@@ -145,6 +146,8 @@ def remove_ask(state: CoreState, key: str, now: float) -> None:
     state.pending_since.pop(key, None)
     state.preempt_tried.pop(key, None)
     release_hold(state, key)
+    if state.reservations.by_ask and key in state.reservations.by_ask:
+        end_reservation(state, key, now, "its pod left")
     if state.unplaced.pop(key, None) is not None:
         return
     app = state.ask_app.pop(key, None)

@@ -24,6 +24,7 @@ from core.objects.application import Application
 from core.objects.application_order import SortKey
 from core.objects.queue import Queue
 from core.policies import order_queues, sort_key
+from core.reservations.view import explain_reservation
 from core.state import CoreState
 
 NOT_TRIED = "not-tried-yet"
@@ -100,15 +101,18 @@ def pending_from_rows(rows: list[Row]) -> list[dict[str, Any]]:
     return docs
 
 
-def explain_document(state: CoreState, pod: str) -> dict[str, Any] | None:
+def explain_document(state: CoreState, pod: str, now: float = 0.0) -> dict[str, Any] | None:
     """One pod, by uid or `namespace/name`: where it is in line and what holds it (or where it
-    runs). It builds its leaf's whole line under the lock: for people, not for polling."""
+    runs); for a pod with a reserved node, the node and when it frees (`reservation`, seconds
+    from `now`). It builds its leaf's whole line under the lock: for people, not for polling."""
     key = pod if pod in state.ask_app else _key_of_name(state, pod)
     if key is not None:
         rows = pending_rows(state, state.ask_app[key].queue_path) or []
         line = pending_from_rows(rows)
         doc = next(d for d in line if d["allocationKey"] == key)
-        return {**doc, "state": "Pending", "waiting": len(line)}
+        reservation = explain_reservation(state, key, now)
+        extra = {"reservation": reservation} if reservation is not None else {}
+        return {**doc, "state": "Pending", "waiting": len(line), **extra}
     for key, unplaced in state.unplaced.items():
         if pod in (key, unplaced.ask.name):
             return {

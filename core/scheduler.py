@@ -15,6 +15,7 @@ deterministic.
     sched.update_quota(spec)  sched.remove_quota(name)
     sched.schedule(now) -> allocations made      sched.recycle(now) -> evictions asked
     sched.preemption_due() -> when a pending pod's preemption delay next runs out
+    sched.reservation_due() -> when the next front pod's reservation delay runs out
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ from core.objects.node_info import NodeInfo
 from core.objects.volumes import PersistentVolume, PersistentVolumeClaim, StorageClass, VolumeCatalog
 from core.preemption.holds import drop_holds_on
 from core.preemption.preemptor import preempt
+from core.reservations import reserve as reservations
+from core.reservations.view import idle_reserved, reservation_documents, reserved_total
 from core.resize import resize
 from core.resources import Resource
 from core.scale_up import EMPTY, ScaleUpView, scale_up_view
@@ -181,6 +184,8 @@ class Scheduler:
                 old_capacity = node.info.capacity
                 node.info = info
             partition.node_index.put(node)
+            if old_capacity is not None and node.held:
+                reservations.node_changed(state, info.node_id, self._now(now))
             for key, allocation in list(state.waiting_for_node.items()):
                 if allocation.node_id == info.node_id:
                     del state.waiting_for_node[key]
@@ -196,6 +201,7 @@ class Scheduler:
                 return
             when = self._now(now)
             drop_holds_on(state, node_id=node_id)
+            reservations.node_removed(state, node_id, when)
             for key in list(node.allocations) + list(node.foreign):
                 lifecycle.release(state, key, when)
             del state.partition.nodes[node_id]
@@ -434,6 +440,7 @@ class Scheduler:
                 break
             placed += 1
         with self._locked() as state:
+            reservations.reserve(state, when)
             if preempt(state, when):
                 self._work.set()  # the preemptors take the held room once their victims are gone
             state.ugm.flush()  # the cycle's placements on paths without limits, summed per application
@@ -445,6 +452,38 @@ class Scheduler:
         one); the simulator wakes the core then, the operator's cycle runs often anyway."""
         with self._lock:
             return self._state.preempt_due
+
+    def reservation_due(self) -> float | None:
+        """When the next pod at the front of its queue's line has waited `reservation.delay`
+        (None: none is waiting for it); the simulator wakes the core then."""
+        with self._lock:
+            return self._state.reservations.due
+
+    def reservations_document(self) -> list[dict[str, Any]]:
+        """Every reservation: the pod, its application, the node, the room kept, since when and
+        the reserved pods' earliest start there (seconds from now, None when no deadline
+        promises one)."""
+        with self._lock:
+            return reservation_documents(self._state, self._now(None))
+
+    def reservation_counts(self) -> dict[str, Any]:
+        """Reservations made, pods placed as backfills, reservations ended by why, and what is
+        kept now (nodes, and room per resource)."""
+        with self._lock:
+            book = self._state.reservations
+            return {
+                "made": book.made,
+                "backfills": book.backfills,
+                "ended": dict(book.ended),
+                "nodes": len(book.by_node),
+                "reserved": reserved_total(self._state),
+            }
+
+    def reserved_idle(self) -> dict[str, int]:
+        """Free room that sits idle on reserved nodes now (per resource, at most what each
+        node keeps for its reservations): what fairness costs while they drain."""
+        with self._lock:
+            return idle_reserved(self._state)
 
     def recycle(self, now: float | None = None) -> int:
         """One recycler tick: evict pods of quotas that stayed above their runtime too long."""
@@ -544,7 +583,7 @@ class Scheduler:
     def explain(self, pod: str) -> dict[str, Any] | None:
         """One pod by uid or `namespace/name`: its place in line and what holds it, or its node."""
         with self._lock:
-            return pending.explain_document(self._state, pod)
+            return pending.explain_document(self._state, pod, self._clock())
 
     def pending_by_rule(self) -> dict[str, int]:
         """Waiting pods counted by the first rule that held them (`not-tried-yet` for the rest)."""

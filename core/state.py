@@ -46,6 +46,7 @@ from core.objects.leaf_waits import Marks
 from core.objects.partition import Partition
 from core.objects.pod_rules import PodRules
 from core.objects.queue import Queue
+from core.reservations.book import ReservationBook
 from core.resources import Resource
 from core.ugm.manager import UserGroupManager
 
@@ -137,6 +138,8 @@ class CoreState:
         self.pending_since: dict[str, float] = {}
         self.preempt_tried: dict[str, int] = {}
         self.preempt_due: float | None = None
+        # reservations (core/reservations): nodes kept for pods that would otherwise starve
+        self.reservations = ReservationBook()
         self.gangs = GangRegistry()
         self.finished_apps: deque[Application] = deque(maxlen=HISTORY)
         self.completing: dict[str, Application] = {}  # applications in state Completing

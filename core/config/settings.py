@@ -55,6 +55,9 @@ class Settings:
     # (False: every waiting pod says Unschedulable, as before; docs/autoscaling.md)
     scheduling_skipped: bool = True
     provisioning_requests: bool = False  # gangs that lack only nodes get a ProvisioningRequest
+    reservation_enabled: bool = True  # a large pod that waits for room reserves a node
+    reservation_delay: float = 2.0  # how long it waits first (YuniKorn's reservation delay)
+    reservation_backfill: bool = True  # pods that provably end in time may use a reserved node
 
     def to_dict(self) -> dict[str, object]:
         """The settings under their dotted keys; durations in seconds, resources as plain maps."""
@@ -229,6 +232,9 @@ _KEYS: dict[str, tuple[str, Callable[[object], Any]]] = {
     "service.placeholderImage": ("placeholder_image", _string),
     "autoscaling.schedulingSkipped": ("scheduling_skipped", _boolean),
     "autoscaling.provisioningRequests": ("provisioning_requests", _boolean),
+    "reservation.enabled": ("reservation_enabled", _boolean),
+    "reservation.delay": ("reservation_delay", _delay),
+    "reservation.backfill": ("reservation_backfill", _boolean),
 }
 assert {name for name, _ in _KEYS.values()} == {f.name for f in fields(Settings)}
 

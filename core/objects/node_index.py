@@ -107,6 +107,7 @@ class NodeIndex:
         self._pos: dict[str, int] = {}
         self._columns: dict[str, int] = {}
         self._avail: npt.NDArray[np.int64] = np.zeros((0, 0), dtype=np.int64)
+        self._capacity: npt.NDArray[np.int64] = np.zeros((0, 0), dtype=np.int64)
         # A node's rank is its score for binpacking and minus its score for fair: the best
         # fitting node is always the highest rank, ties to the lowest column.
         self._rank: npt.NDArray[np.float64] = np.zeros(0, dtype=np.float64)
@@ -186,11 +187,13 @@ class NodeIndex:
             keys.update(node.info.capacity)
         columns = {key: row for row, key in enumerate(sorted(keys))}
         avail = np.zeros((len(columns), len(names)), dtype=np.int64)
+        capacity = np.zeros((len(columns), len(names)), dtype=np.int64)
         rank = np.zeros(len(names), dtype=np.float64)
         for pos, name in enumerate(names):
             node = self._nodes[name]
             cap = node.info.capacity
             for key, row in columns.items():
+                capacity[row, pos] = cap.get(key, 0)
                 avail[row, pos] = (
                     cap.get(key, 0) - node.allocated.get(key, 0) - node.occupied.get(key, 0) - node.kept.get(key, 0)
                 )
@@ -199,6 +202,7 @@ class NodeIndex:
         self._pos = {name: pos for pos, name in enumerate(names)}
         self._columns = columns
         self._avail = avail
+        self._capacity = capacity
         self._rank = rank
         self._masks = {}
         self._domains = {}
@@ -377,6 +381,19 @@ class NodeIndex:
             if ties is not None:
                 return self._names[int(best[np.argmin(ties.place[best])])]
         return self._names[int(best[0])]
+
+    def could_hold(self, request: Resource, constraints: NodeConstraints) -> list[str]:
+        """The nodes whose constraints allow the pod and whose capacity holds `request` once
+        their pods are gone, in column order (usage aside: the nodes a reservation may choose)."""
+        if self._dirty:
+            self._rebuild()
+        needs = self._needs(request)
+        if needs is None or not self._names:
+            return []
+        fit = self._mask(constraints)
+        for row, amount in needs:
+            fit = fit & (self._capacity[row] >= amount)
+        return [self._names[pos] for pos in np.flatnonzero(fit)]
 
     def _needs(self, request: Resource) -> Needs | None:
         """(row, amount) per resource asked; None when a resource asked is on no node at all."""

@@ -33,6 +33,7 @@ from core.preemption import queues
 from core.preemption.held_room import waiting_for_victims
 from core.preemption.holds import add_held, held_by_queue, leaving_by_queue
 from core.preemption.victims import Candidate, NodePlan, best_plan, cover, plan_node, victim_order
+from core.reservations.reserve import end as end_reservation
 from core.resources import Resource
 from core.state import CoreState, Hold
 
@@ -135,7 +136,7 @@ def _search(
         """The node's room once the pods already leaving it are gone, and the pods on it that
         may be victims for the ask."""
         candidates = []
-        free = node.available()
+        free = node.available() + state.reservations.reserved_on(node.node_id)  # reservations yield to preemption
         for alloc in node.allocations.values():
             if alloc.key in state.evicting:
                 free = free + alloc.resource  # on its way out: its room is as good as free
@@ -217,6 +218,7 @@ def _rules_check(
 def _start(state: CoreState, leaf: Queue, ask: Ask, plan: NodePlan, now: float) -> int:
     node = state.partition.nodes[plan.node_id]
     victims = frozenset(v.allocation.key for v in plan.victims)
+    end_reservation(state, ask.key, now, "preemption makes room for it instead")  # one kept room per pod
     hold = Hold(plan.node_id, victims, ask.resource, leaf.path)
     state.holds[ask.key] = hold
     node.hold(ask.key, ask.resource)

@@ -90,6 +90,9 @@ class Simulation:
         self._last_tick: float | None = None
         self._changes_at_tick = -1
         self._uids: dict[str, int] = {}
+        # idle room on reserved nodes, integrated over time (resource -> amount x seconds)
+        self.reserved_idle: dict[str, float] = {}
+        self._idle_now: tuple[float, dict[str, int]] = (0.0, {})
 
     # -- setting up ----------------------------------------------------------------------
     def _setup(self) -> None:
@@ -166,7 +169,13 @@ class Simulation:
         self._moment(0.0)
         while True:
             autoscaler = self.autoscaler.next_time() if self.autoscaler is not None else None
-            moments = (self.agenda.next_time(), self._next_tick, self.scheduler.preemption_due(), autoscaler)
+            moments = (
+                self.agenda.next_time(),
+                self._next_tick,
+                self.scheduler.preemption_due(),
+                self.scheduler.reservation_due(),
+                autoscaler,
+            )
             upcoming = [t for t in moments if t is not None]
             if not upcoming or (until is not None and min(upcoming) > until):
                 break
@@ -346,6 +355,10 @@ class Simulation:
 
     # -- recording -----------------------------------------------------------------------
     def _sample(self, t: float) -> None:
+        since, idle = self._idle_now
+        for key, amount in idle.items():
+            self.reserved_idle[key] = self.reserved_idle.get(key, 0.0) + amount * (t - since)
+        self._idle_now = (t, self.scheduler.reserved_idle())
         counts = self.cluster.counts
         self.timeline.sample(
             t,

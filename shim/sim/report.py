@@ -6,7 +6,8 @@
      "state":     the full state dump at the end (GET /ws/v1/fullstatedump),
      "snapshots": {"<t>": the full state dump at t},
      "summary":   {"pods", "bound", "pending", "running", "evicted", "finished", "failed", "deleted",
-                   "foreign", "placeholders", "sim_seconds", "wall_seconds"},
+                   "foreign", "placeholders", "reservations", "backfills", "reserved_idle_core_seconds",
+                   "sim_seconds", "wall_seconds"},
                   (pods = pending + running + finished + failed + evicted + deleted: each pod in one state)
      "events":    the core's scheduling events and the simulator's own (type SCENARIO), in order,
      "timeline":  samples of queue usage, quota used/runtime and pod counts (see timeline.py),
@@ -85,6 +86,7 @@ def build_report(sim: Simulation) -> dict[str, Any]:
     by_state = dict.fromkeys((PENDING, RUNNING, SUCCEEDED, FAILED, EVICTED, DELETED), 0)
     for pod in herder:
         by_state[pod.state] = by_state.get(pod.state, 0) + 1
+    reservations = sim.scheduler.reservation_counts()
     summary = {
         "pods": len(herder),
         "bound": sum(1 for pod in herder if pod.bound is not None),
@@ -96,6 +98,10 @@ def build_report(sim: Simulation) -> dict[str, Any]:
         "deleted": by_state[DELETED],
         "foreign": sum(1 for pod in sim.cluster.pods.values() if pod.state == FOREIGN),
         "placeholders": sum(1 for pod in sim.cluster.pods.values() if pod.placeholder),
+        "reservations": reservations["made"],
+        "backfills": reservations["backfills"],
+        # cores left idle on reserved nodes while they drained, over the run
+        "reserved_idle_core_seconds": round(sim.reserved_idle.get("vcore", 0.0) / 1000, 3),
         "sim_seconds": seconds(sim.now),
         "wall_seconds": round(sim.wall_seconds, 3),
     }
