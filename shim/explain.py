@@ -49,6 +49,15 @@ def render(doc: dict[str, Any]) -> str:
         lines.append(f"  held by: {doc['blockedBy']}: {doc['reason']}")
     else:
         lines.append("  not tried yet: it is tried when its turn comes")
+    reservation = doc.get("reservation")
+    if reservation:
+        frees = reservation.get("freesInSeconds")
+        when = (
+            f"it frees by about t+{frees:.0f} s (the activeDeadlineSeconds of the pods that must leave)"
+            if frees is not None
+            else "it frees as the pods there end (they set no activeDeadlineSeconds: no time is promised)"
+        )
+        lines.append(f"  node {reservation['nodeID']} is reserved for you; {when}")
     lines.append(f"  priority {doc['priority']}, user {doc['user']}")
     return "\n".join(lines)
 

@@ -271,6 +271,39 @@ class HerderCollector(Collector):
         for rule, count in sorted(self._scheduler.pending_by_rule().items()):
             by_rule.add_metric([rule], float(count))
         yield by_rule
+        yield from self._reservations(list(capacity["capacity"]))
+
+    def _reservations(self, cluster: list[str]) -> Iterator[Metric]:
+        counts = self._scheduler.reservation_counts()
+        yield GaugeMetricFamily(
+            "herder_reserved_nodes", "Nodes kept for pods that would otherwise starve", value=float(counts["nodes"])
+        )
+        yield _resource_gauge(
+            "herder_reserved_resource",
+            "Room kept on reserved nodes for the pods they are reserved for",
+            [],
+            [([], counts["reserved"])],
+            cluster,
+        )
+        yield _resource_gauge(
+            "herder_reserved_idle_resource",
+            "Free room on reserved nodes that no pod uses while they drain (the cost of fairness)",
+            [],
+            [([], self._scheduler.reserved_idle())],
+            cluster,
+        )
+        yield CounterMetricFamily(
+            "herder_reservations", "Reservations made (a gang counts one per placeholder)", value=float(counts["made"])
+        )
+        ended = CounterMetricFamily(
+            "herder_reservations_ended", "Reservations ended, by why (placed: their pod was placed)", labels=["reason"]
+        )
+        for reason, count in sorted(counts["ended"].items()):
+            ended.add_metric([reason], float(count))
+        yield ended
+        yield CounterMetricFamily(
+            "herder_backfills", "Pods placed on a reserved node as backfills", value=float(counts["backfills"])
+        )
 
     def _queues(self) -> Iterator[Metric]:
         queues = list(_walk(self._scheduler.queues_document()))

@@ -1,9 +1,9 @@
 """Kubernetes Events for what the scheduler did to pods, throttled so a burst cannot flood the API.
 
 The core's scheduling events about pods (`Scheduled`, `Unschedulable`, `Evicted`, `Preempted`,
-`EvictionRefused`, `PreferencesIgnored`, `PlaceholderTooSmall`, `AnnotationIgnored`) become
-core/v1 Events on the pod, under the names kube-scheduler and the kubelet use where one exists
-(`FailedScheduling` for a waiting pod).
+`EvictionRefused`, `PreferencesIgnored`, `PlaceholderTooSmall`, `AnnotationIgnored`,
+`Reserved`, `ReservationEnded`, `Backfilled`) become core/v1 Events on the pod, under the names
+kube-scheduler and the kubelet use where one exists (`FailedScheduling` for a waiting pod).
 Refusals of ElasticQuotas, the ConfigMap and Nodes are posted by shim/kube/write/recorder.py, which
 knows when a refusal has settled; they are not repeated here.
 
@@ -46,6 +46,9 @@ POD_EVENTS: dict[str, tuple[str, str]] = {
     "PreferencesIgnored": (NORMAL, "PreferencesIgnored"),
     "PlaceholderTooSmall": (WARNING, "PlaceholderTooSmall"),  # a gang pod larger than its task group
     INPUT_IGNORED: (WARNING, INPUT_IGNORED),  # a malformed gang parameter read as its default
+    "Reserved": (NORMAL, "Reserved"),  # a node is kept for the pod while it drains
+    "ReservationEnded": (NORMAL, "ReservationEnded"),
+    "Backfilled": (NORMAL, "Backfilled"),  # placed on a reserved node: it ends before the reserved pod starts
 }
 
 
