@@ -23,6 +23,7 @@ NOTABLE = (
     "NodeRefused",
     "PlaceholderTooSmall",
     "AnnotationIgnored",
+    "ReservationEnded",
 )
 # What happened to applications as a whole (gangs reserving or failing, rejections), each
 # shown with its time and message under "Applications and gangs".
@@ -32,6 +33,7 @@ SHOWN = 5
 POD_STATES = (
     ("running", "running"),
     ("finished", "finished"),
+    ("failed", "ended at their activeDeadlineSeconds"),
     ("evicted", "evicted"),
     ("deleted", "deleted before they ran"),
     ("pending", "pending"),
@@ -90,11 +92,21 @@ def _quotas(docs: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
 def human_summary(report: Mapping[str, Any]) -> str:
     summary, pods = report["summary"], report["pods"]
-    states = ", ".join(f"{summary.get(key, 0)} {label}" for key, label in POD_STATES)
+    states = ", ".join(
+        f"{summary.get(key, 0)} {label}"
+        for key, label in POD_STATES
+        if key != "failed" or summary.get("failed")  # shown only when a pod ran out its deadline
+    )
     lines = [
         f"{report['name']}: {summary['sim_seconds']} s simulated in {summary['wall_seconds']:.2f} s",
         f"Herder's pods: {summary['pods']}: {states}; other schedulers' pods: {summary['foreign']}",
     ]
+    if summary.get("reservations"):
+        lines.append(
+            f"Reservations: {summary['reservations']} made for pods at the front of their queue's line,"
+            f" {summary['backfills']} backfill(s); reserved nodes sat idle"
+            f" {summary['reserved_idle_core_seconds']:g} core-seconds while they drained"
+        )
     peaks = _peaks(report["timeline"])
     current = {q["queuename"]: q for q in _queues(report["state"])}
     names = [name for name in current if name in peaks] + sorted(name for name in peaks if name not in current)

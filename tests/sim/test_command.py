@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -75,6 +76,17 @@ def test_human_summary_says_what_ran_and_why_pods_wait(tmp_path: Path, capsys: p
     assert "Herder's pods: 3: 2 running, 0 finished, 0 evicted, 0 deleted before they ran, 1 pending" in out
     assert "root.default" in out
     assert "Why pods still wait:" in out and "default/job-2" in out
+
+
+def test_human_summary_says_what_reservations_cost(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", str(EXAMPLES / "starvation.yaml"), "--quiet"]) == 0
+    out, _ = capsys.readouterr()
+    line = next(line for line in out.splitlines() if line.startswith("Reservations: "))
+    assert re.fullmatch(
+        r"Reservations: \d+ made for pods at the front of their queue's line, 1 backfill\(s\);"
+        r" reserved nodes sat idle [\d.]+ core-seconds while they drained",
+        line,
+    )
 
 
 def test_human_summary_lists_configuration_warnings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
