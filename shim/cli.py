@@ -144,6 +144,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--gangs", type=int, default=0, help="make this percent of applications gangs (task groups)")
     bench.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="a setting for the scheduling bench's core"
+    )
+    bench.add_argument(
         "--emulator",
         action="store_true",
         help="instead: bind --pods pods (at most 20,000) on --nodes nodes (at most 500) through the whole shim"

@@ -40,7 +40,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from core.config import load_config
+from core.config import SettingsError, load_config, parse_settings
+from core.config.settings import Settings
 from core.scheduler import Scheduler
 from shim.bench.callbacks import CountingCallbacks
 from shim.bench.fuzz import print_fuzz, run_fuzz
@@ -50,7 +51,7 @@ from shim.bench.queues import run_leaf_bench
 from shim.bench.quota import run_quota_bench
 from shim.bench.soak import run_soak
 from shim.bench.watch_drops import run_watch_drops
-from shim.command import collect_garbage_less_often
+from shim.command import collect_garbage_less_often, parse_set_options
 from shim.convert.nodes import node_to_info
 from shim.convert.pods import pod_to_ask
 
@@ -312,6 +313,7 @@ def run_scheduling(
     gangs: int = 0,
     affinity: bool = False,
     progress: Callable[[str], None] | None = None,
+    settings: Settings | None = None,
 ) -> dict[str, Any]:
     """Build the cluster, place every pod that can run, and return the figures; `progress`
     hears of each step."""
@@ -323,7 +325,7 @@ def run_scheduling(
         queue_config(nodes, users, groups, preemption) if limits else queue_config(nodes, preemption=preemption)
     )
     callbacks = CountingCallbacks()
-    scheduler = Scheduler(callbacks, config)
+    scheduler = Scheduler(callbacks, config, settings)
     for node in synthetic_nodes(nodes):
         scheduler.update_node(node_to_info(node), now=0.0)
     namespaces = synthetic_namespaces()
@@ -361,6 +363,7 @@ def run_scheduling(
         "rules_percent": rules,
         "preemption": preemption,
         "preempted": sum(scheduler.metrics.preemptions.values()),
+        "reservations": scheduler.reservation_counts()["made"],
         "placed": placed,
         "pending": len(waiting),
         "parked": scheduler.metrics.attempts_failed,
@@ -572,6 +575,12 @@ def bench_command(args: argparse.Namespace) -> int:
             print_fuzz(fuzz)
         return 1 if fuzz["failed"] else 0
     try:
+        settings = parse_settings(parse_set_options(args.set)) if args.set else None
+    except SettingsError as err:
+        progress.done()
+        print(f"herder bench: bad --set option: {'; '.join(err.problems)}", file=sys.stderr)
+        return 2
+    try:
         if getattr(args, "trace", 0):
             from shim.bench.trace import run_trace_bench
 
@@ -607,6 +616,7 @@ def bench_command(args: argparse.Namespace) -> int:
                 gangs=args.gangs,
                 affinity=args.node_affinity,
                 progress=progress.step,
+                settings=settings,
             )
         if args.sweep:
             report["sweep"] = []

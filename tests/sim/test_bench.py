@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import re
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from shim.bench.output import figure_lines
 from shim.cli import main
+from shim.sim.scenario import load_scenario
 
 FIGURES = {
     "nodes",
@@ -57,6 +59,14 @@ def test_pods_that_do_not_fit_stay_pending_with_a_reason(capsys: pytest.CaptureF
     # They wait for room: on the nodes or under a queue's max, never for anything else.
     for reason in run["pending_reasons"]:
         assert reason.startswith(("no node fits", "queue ")), reason
+
+
+def test_settings_reach_the_benched_core(capsys: pytest.CaptureFixture[str]) -> None:
+    at_once = bench_json(capsys, "--nodes", "3", "--pods", "300", "--set", "reservation.delay=0s")["scheduling"]
+    assert at_once["reservations"] > 0  # the queues' front pods reserved in the first cycle
+    default = bench_json(capsys, "--nodes", "3", "--pods", "300")["scheduling"]
+    assert default["reservations"] == 0  # the bench's clock never reaches the 2 s delay
+    assert main(["bench", "--nodes", "3", "--pods", "3", "--set", "reservation.delay=soon"]) == 2
 
 
 def test_limits_on_every_queue_leave_the_same_pods_placed(capsys: pytest.CaptureFixture[str]) -> None:
@@ -250,3 +260,10 @@ def test_the_decode_bench_times_every_pod_reaching_the_core(monkeypatch: pytest.
     monkeypatch.setattr(decode, "namespace_object", lambda: {"metadata": {"name": "other"}})
     with pytest.raises(RuntimeError, match="0 of 10 pods reached the core as ask"):
         decode.run_decode_bench(pods=10, rounds=1)
+
+
+def test_the_reservation_cost_scenario_is_valid() -> None:
+    path = Path(__file__).resolve().parents[2] / "shim" / "bench" / "scenarios" / "starvation-1000.yaml"
+    scenario = load_scenario(path)
+    assert sum(node.count for node in scenario.nodes) == 1000
+    assert {entry.pod["metadata"]["name"] for entry in scenario.workload} >= {"batch", "report", "wide", "huge"}
