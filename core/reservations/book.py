@@ -25,7 +25,19 @@ class Reservation:
 
 
 class ReservationBook:
-    __slots__ = ("backfills", "by_ask", "by_node", "due", "ended", "front", "made", "rooms", "starts", "tried")
+    __slots__ = (
+        "backfills",
+        "by_ask",
+        "by_node",
+        "checked",
+        "due",
+        "ended",
+        "front",
+        "made",
+        "rooms",
+        "starts",
+        "tried",
+    )
 
     def __init__(self) -> None:
         self.by_ask: dict[str, Reservation] = {}
@@ -37,6 +49,7 @@ class ReservationBook:
         self.starts: dict[str, tuple[tuple[int, int], float | None]] = {}
         # ((change counter, placed pods), each reserved node's free room with its reservations')
         self.rooms: tuple[tuple[int, int], list[tuple[str, Resource]]] = ((-1, -1), [])
+        self.checked: tuple[int, int, int] = (-1, -1, -1)  # (change counter, placed pods, reservations) last checked
         self.made = 0
         self.backfills = 0
         self.ended: dict[str, int] = {}  # why -> count

@@ -48,8 +48,10 @@ def reserve(state: CoreState, now: float) -> int:
             end(state, key, now, "reservations were turned off (reservation.enabled)")
         book.front.clear()
         return 0
-    if book.by_ask:
+    stamp = (state.version, len(state.allocations), len(book.by_ask))
+    if book.by_ask and book.checked != stamp:
         _end_stale(state, now)
+        book.checked = (state.version, len(state.allocations), len(book.by_ask))
     if not book.front:
         return 0
     delay = state.settings.reservation_delay
