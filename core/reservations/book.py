@@ -3,8 +3,8 @@
 A reservation keeps `resource` on `node_id` for the pending pod `key` of application
 `app_id` (the room itself is kept on the node, `Node.hold`). The book also remembers the leaf
 queues where a pod was refused for room (`front`: their front pods may reserve once they have
-waited long enough), the change counter at which a pod found no node to reserve (`tried`),
-when the next front's delay runs out (`due`), and counts for the metrics and the simulator.
+waited long enough), what was found when each was last looked at (`looked`), when the next
+front's delay runs out (`due`), and counts for the metrics and the simulator.
 """
 
 from __future__ import annotations
@@ -33,17 +33,19 @@ class ReservationBook:
         "due",
         "ended",
         "front",
+        "looked",
         "made",
         "rooms",
         "starts",
-        "tried",
     )
 
     def __init__(self) -> None:
         self.by_ask: dict[str, Reservation] = {}
         self.by_node: dict[str, dict[str, Reservation]] = {}
         self.front: set[str] = set()  # leaves where a pod was refused for room
-        self.tried: dict[str, tuple[str, int]] = {}  # leaf -> its front, the change counter it found no node at
+        # leaf -> (the stamp it was last looked at under, when its front's delay runs out; None:
+        # it found no node to reserve)
+        self.looked: dict[str, tuple[tuple[int, int, int], float | None]] = {}
         self.due: float | None = None
         # node -> ((change counter, placed pods), earliest start of its reserved pods)
         self.starts: dict[str, tuple[tuple[int, int], float | None]] = {}

@@ -21,10 +21,10 @@ from core.objects.application import Application
 from core.objects.ask import Ask
 from core.objects.node_index import static_mismatch
 from core.objects.queue import Queue
-from core.reservations.book import Reservation
+from core.reservations.book import Reservation, ReservationBook
 from core.reservations.choose import describe_start, nodes_text, plan_nodes
 from core.reservations.line import front
-from core.reservations.timing import frees_at
+from core.reservations.timing import any_timed, frees_at
 from core.resources import format_resource
 from core.state import CoreState
 
@@ -56,40 +56,56 @@ def reserve(state: CoreState, now: float) -> int:
         return 0
     delay = state.settings.reservation_delay
     made = 0
+    # Nothing a front depends on moves while the change counter, the placed pods and the
+    # pending pods stay the same: a leaf looked at under this stamp is passed by until its
+    # front's delay runs out (the operator runs a pass every 0.1 s; a leaf's front reads all
+    # of its applications).
+    stamp = (state.version, len(state.allocations), len(state.ask_app))
+    timed: bool | None = None  # whether any pod's end is known, read once per pass when needed
     for path in sorted(book.front):
+        seen = book.looked.get(path)
+        if seen is not None and seen[0] == stamp and (seen[1] is None or seen[1] > now):
+            if seen[1] is not None:
+                book.due = seen[1] if book.due is None else min(book.due, seen[1])
+            continue
         leaf = state.partition.find_queue(path)
         found = front(state, leaf) if leaf is not None and leaf.pending_apps else None
         if found is None:
-            book.front.discard(path)
+            _forget(book, path)
             continue
         app, ask = found
         key = ask.key
         if key in book.by_ask or key in state.holds or key in state.preempting:
-            book.front.discard(path)  # its room is kept already
+            _forget(book, path)  # its room is kept already
             continue
         rule = state.rules.get(key)
         if rule != NO_ROOM:
             if rule is not None:  # waits for something else: a new refusal for room notes the leaf again
-                book.front.discard(path)
+                _forget(book, path)
             continue
         due = state.pending_since.get(key, now) + delay
         if due > now:
             book.due = due if book.due is None else min(book.due, due)
+            book.looked[path] = (stamp, due)
             continue
-        if book.tried.get(path) == (key, state.version):
-            continue  # found no node since anything changed
         asks = _gang_asks(state, app) if ask.placeholder else [ask]
-        plan = plan_nodes(state, app.app_id, asks, now)
+        if timed is None:
+            timed = any_timed(state)
+        plan = plan_nodes(state, app.app_id, asks, now, timed)
         if plan is None:
-            book.tried[path] = (key, state.version)
+            book.looked[path] = (stamp, None)  # no node to reserve until something changes
             continue
-        book.tried.pop(path, None)
-        book.front.discard(path)
+        _forget(book, path)
         for reserved in asks:
             node_id, start = plan[reserved.key]
             _make(state, app, reserved, node_id, start, now)
             made += 1
     return made
+
+
+def _forget(book: ReservationBook, path: str) -> None:
+    book.front.discard(path)
+    book.looked.pop(path, None)
 
 
 def _gang_asks(state: CoreState, app: Application) -> list[Ask]:

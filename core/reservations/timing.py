@@ -35,6 +35,17 @@ def ends_at(state: CoreState, allocation: Allocation, now: float, offset: float)
     return max(now, allocation.allocation_time - offset + deadline)
 
 
+def any_timed(state: CoreState) -> bool:
+    """Whether any pod's end is known: one has a deadline, or Herder is evicting one. When none
+    is, every node's start for a waiting pod is now or never promised (read once per plan, a
+    pass over the placed pods: a reservation is rare, a node-by-node search of pods is not)."""
+    if state.evicting:
+        return True
+    return any(a.active_deadline is not None for a in state.allocations.values()) or any(
+        a.foreign_deadline is not None for a in state.foreign.values()
+    )
+
+
 def stays_for(state: CoreState, allocation: Allocation, app_id: str) -> bool:
     """Whether the pod stays however long a pod of `app_id` waits for its room."""
     if allocation.foreign is not None:
@@ -52,34 +63,55 @@ def frees_at(
 ) -> float | None:
     """The earliest time by which `need` fits the node for a pod of `app_id` (now, a deadline,
     or `NEVER`), or None when it cannot fit however long it waits. `kept_for_app`: room the
-    node already keeps for the application's reserved pods (theirs to use, not another's)."""
+    node already keeps for the application's reserved pods (theirs to use, not another's).
+    Run for every candidate node when a pod reserves: one pass over the node's pods, sorting
+    only those with a deadline."""
     keys = [key for key, amount in need.items() if amount > 0]
-    room = {key: node.free().get(key, 0) - node.kept.get(key, 0) + kept_for_app.get(key, 0) for key in keys}
+    capacity, allocated, occupied, kept = node.info.capacity, node.allocated, node.occupied, node.kept
+    room = {
+        key: capacity.get(key, 0)
+        - allocated.get(key, 0)
+        - occupied.get(key, 0)
+        - kept.get(key, 0)
+        + kept_for_app.get(key, 0)
+        for key in keys
+    }
     if all(room[key] >= need[key] for key in keys):
         return now
     offset = state.epoch_offset()
-    leaving: list[tuple[float, Allocation]] = []
+    timed: list[tuple[float, Mapping[str, int]]] = []
+    untimed: list[Mapping[str, int]] = []  # pods without a deadline: they may run forever
     for allocation in (*node.allocations.values(), *node.foreign.values()):
-        if not stays_for(state, allocation, app_id):
-            leaving.append((ends_at(state, allocation, now, offset), allocation))
-    leaving.sort(key=lambda entry: entry[0])
-    for end, allocation in leaving:
+        if stays_for(state, allocation, app_id):
+            continue
+        end = ends_at(state, allocation, now, offset)
+        if end == NEVER:
+            untimed.append(allocation.resource)
+        else:
+            timed.append((end, allocation.resource))
+    if timed:
+        timed.sort(key=lambda entry: entry[0])
+        for end, freed in timed:
+            for key in keys:
+                room[key] += freed.get(key, 0)
+            if all(room[key] >= need[key] for key in keys):
+                return end
+    for freed in untimed:
         for key in keys:
-            room[key] += allocation.resource.get(key, 0)
+            room[key] += freed.get(key, 0)
         if all(room[key] >= need[key] for key in keys):
-            return end
+            return NEVER
     return None
 
 
 def shortfall(node: Node, need: Mapping[str, int], kept_for_app: Mapping[str, int]) -> float:
     """How much of the node must still free for `need`, as the largest share of its capacity
     over the resources asked (0 when it fits now)."""
-    free = node.free()
-    capacity = node.capacity
+    capacity, allocated, occupied, kept = node.info.capacity, node.allocated, node.occupied, node.kept
     worst = 0.0
     for key, amount in need.items():
         total = capacity.get(key, 0)
-        missing = amount - (free.get(key, 0) - node.kept.get(key, 0) + kept_for_app.get(key, 0))
-        if missing > 0 and total > 0:
-            worst = max(worst, missing / total)
+        room = total - allocated.get(key, 0) - occupied.get(key, 0) - kept.get(key, 0) + kept_for_app.get(key, 0)
+        if amount > room and total > 0:
+            worst = max(worst, (amount - room) / total)
     return worst
