@@ -384,21 +384,7 @@ class ElasticQuotaManager:
                         f"quota {quota} would exceed its runtime: {key} {shown[0]} used"
                         f" + {shown[1]} asked > {shown[2]} runtime{bounds}"
                     )
-            if self._settings.check_parent_quota:
-                refusal = self._parent_refusal(quota, resource)
-                if refusal is not None:
-                    return refusal
-            if not preemptible and spec is not None:
-                fixed = self._used(quota, only_non_preemptible=True)
-                for key in sorted(keys):
-                    asked = resource.get_value(key)
-                    if asked and fixed.get_value(key) + asked > spec.min.get_value(key):
-                        held, more, least = format_amounts(key, fixed.get_value(key), asked, spec.min.get_value(key))
-                        return (
-                            f"quota {quota}: non-preemptible pods may use only its min: {key}"
-                            f" {held} used + {more} asked > {least} min"
-                        )
-            return None
+            return self._beyond_runtime(quota, spec, resource, keys, preemptible)
 
     def ceiling_refusal(self, quota: str, resource: Resource, preemptible: bool) -> str | None:
         """Why `resource` more would take the quota past what it may hold however large the
@@ -419,21 +405,28 @@ class ElasticQuotaManager:
                 if asked and used.get_value(key) + asked > cap:
                     held, more, ceiling = format_amounts(key, used.get_value(key), asked, cap)
                     return f"quota {quota} would exceed its max: {key} {held} used + {more} asked > {ceiling}"
-            if self._settings.check_parent_quota:
-                refusal = self._parent_refusal(quota, resource)
-                if refusal is not None:
-                    return refusal
-            if not preemptible and spec is not None:
-                fixed = self._used(quota, only_non_preemptible=True)
-                for key in sorted(maximum):
-                    asked = resource.get_value(key)
-                    if asked and fixed.get_value(key) + asked > spec.min.get_value(key):
-                        held, more, least = format_amounts(key, fixed.get_value(key), asked, spec.min.get_value(key))
-                        return (
-                            f"quota {quota}: non-preemptible pods may use only its min: {key}"
-                            f" {held} used + {more} asked > {least} min"
-                        )
-            return None
+            return self._beyond_runtime(quota, spec, resource, list(maximum), preemptible)
+
+    def _beyond_runtime(
+        self, quota: str, spec: ElasticQuotaSpec | None, resource: Resource, keys: list[str], preemptible: bool
+    ) -> str | None:
+        """What else refuses `resource` more in the quota: a parent's max, and for a
+        non-preemptible pod its min (caller holds the lock)."""
+        if self._settings.check_parent_quota:
+            refusal = self._parent_refusal(quota, resource)
+            if refusal is not None:
+                return refusal
+        if not preemptible and spec is not None:
+            fixed = self._used(quota, only_non_preemptible=True)
+            for key in sorted(keys):
+                asked = resource.get_value(key)
+                if asked and fixed.get_value(key) + asked > spec.min.get_value(key):
+                    held, more, least = format_amounts(key, fixed.get_value(key), asked, spec.min.get_value(key))
+                    return (
+                        f"quota {quota}: non-preemptible pods may use only its min: {key}"
+                        f" {held} used + {more} asked > {least} min"
+                    )
+        return None
 
     def status(self) -> dict[str, QuotaStatus]:
         with self._lock:
