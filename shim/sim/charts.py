@@ -147,9 +147,9 @@ def quota_chart(plt: Any, report: Mapping[str, Any], path: Path) -> bool:
     return True
 
 
-def pending_chart(plt: Any, report: Mapping[str, Any], path: Path) -> None:
+def _pod_counts(ax: Any, report: Mapping[str, Any]) -> None:
+    """Herder's pending and running pods over time, as steps."""
     samples, until = report["timeline"], float(report["until"])
-    fig, ax = plt.subplots(figsize=(10, 3.2))
     for part in ("pending", "running"):
 
         def count(s: Mapping[str, Any], p: str = part) -> float:
@@ -157,13 +157,23 @@ def pending_chart(plt: Any, report: Mapping[str, Any], path: Path) -> None:
 
         times, values = _series(samples, until, count)
         ax.step(times, values, where="post", label=f"{part} pods")
-    ax.set_title(f"{report['name']}: Herder's pods pending and running")
+
+
+def _count_axes(ax: Any, title: str, unit: str) -> None:
+    """A panel of whole counts over simulated time."""
+    ax.set_title(title)
     ax.set_xlabel("simulated seconds")
-    ax.set_ylabel("pods")
+    ax.set_ylabel(unit)
     ax.set_ylim(bottom=0)
     ax.yaxis.get_major_locator().set_params(integer=True)
     ax.grid(alpha=0.3)
     ax.legend(loc="upper right", fontsize="small")
+
+
+def pending_chart(plt: Any, report: Mapping[str, Any], path: Path) -> None:
+    fig, ax = plt.subplots(figsize=(10, 3.2))
+    _pod_counts(ax, report)
+    _count_axes(ax, f"{report['name']}: Herder's pods pending and running", "pods")
     _save(plt, fig, path)
 
 
@@ -183,13 +193,7 @@ def nodes_chart(plt: Any, report: Mapping[str, Any], path: Path) -> bool:
 
         times, values = _series(samples, until, count)
         ax.step(times, values, where="post", label=f"{name}: {hours[name]:g} node-hours")
-    ax.set_title(f"{report['name']}: nodes ({autoscaler['nodeHours']:g} node-hours in all)")
-    ax.set_xlabel("simulated seconds")
-    ax.set_ylabel("nodes")
-    ax.set_ylim(bottom=0)
-    ax.yaxis.get_major_locator().set_params(integer=True)
-    ax.grid(alpha=0.3)
-    ax.legend(loc="upper right", fontsize="small")
+    _count_axes(ax, f"{report['name']}: nodes ({autoscaler['nodeHours']:g} node-hours in all)", "nodes")
     _save(plt, fig, path)
     return True
 
@@ -238,13 +242,7 @@ def compare_usage_chart(plt: Any, baseline: Mapping[str, Any], candidate: Mappin
         top.set_title(f"{title}: queue usage (cores)", loc="left", fontsize="medium")
         top.grid(alpha=0.3)
         bottom = axes[1][column]
-        for part in ("pending", "running"):
-
-            def count(s: Mapping[str, Any], p: str = part) -> float:
-                return float(s[p])
-
-            times, values = _series(samples, until, count)
-            bottom.step(times, values, where="post", label=f"{part} pods")
+        _pod_counts(bottom, report)
         bottom.set_title(f"{title}: Herder's pods", loc="left", fontsize="medium")
         bottom.set_xlabel("simulated seconds")
         bottom.grid(alpha=0.3)
