@@ -263,6 +263,7 @@ class Scheduler:
         state.partition.node_capacity_changed(old, new)
         state.quotas.set_cluster_total(Resource(state.partition.cluster_capacity))
         state.fit_failures.clear()
+        state.gangs.nodes_changed()
 
     # -- asks ----------------------------------------------------------------------------
     def add_ask(self, ask: Ask, now: float | None = None) -> None:
@@ -484,6 +485,12 @@ class Scheduler:
         node keeps for its reservations): what fairness costs while they drain."""
         with self._lock:
             return idle_reserved(self._state)
+
+    def gang_due(self) -> float | None:
+        """When the timeout of a gang too large for the cluster runs out (None: none waits so):
+        it has no placeholder whose timer the simulator would wake the core for."""
+        with self._lock:
+            return self._state.gangs.too_large_due()
 
     def recycle(self, now: float | None = None) -> int:
         """One recycler tick: evict pods of quotas that stayed above their runtime too long."""

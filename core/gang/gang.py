@@ -44,7 +44,17 @@ class GroupProgress:
 
 
 class Gang:
-    __slots__ = ("app_id", "first_allocated", "groups", "made", "phase", "seen_real", "spec", "template")
+    __slots__ = (
+        "app_id",
+        "first_allocated",
+        "groups",
+        "made",
+        "phase",
+        "seen_real",
+        "spec",
+        "template",
+        "waiting",
+    )
 
     def __init__(self, app_id: str, spec: GangSpec, template: Ask) -> None:
         self.app_id = app_id
@@ -53,12 +63,20 @@ class Gang:
         self.made = 0  # placeholder asks made so far (their names' seed)
         self.phase = RESERVING
         self.groups: dict[str, GroupProgress] = {group.name: GroupProgress() for group in spec.groups}
-        self.first_allocated: float | None = None
+        self.first_allocated: float | None = None  # when its timeout began (or it was found too large)
         self.seen_real = False  # a real pod of the gang was seen (recovered placeholders may come first)
+        self.waiting = ""  # why no placeholder is made yet (the gang is larger than the cluster)
 
     @property
     def reserving(self) -> bool:
         return self.phase == RESERVING
+
+    def hold_reason(self) -> str:
+        """Why the gang's real pods wait while it reserves: the same words until that changes
+        (one event per pod, not one per placeholder)."""
+        if self.waiting:
+            return self.waiting
+        return f"waiting for all {self.spec.members} placeholders of its gang to be allocated"
 
     def placeholders(self) -> set[str]:
         """Every placeholder on a node, unused so far."""
@@ -86,6 +104,7 @@ class GangRegistry:
         self.touched: set[str] = set()  # gangs whose placeholders may need making or releasing
         self.failed: dict[str, str] = {}  # app id -> why (Hard timeout): its pods stay out
         self.ended: dict[str, Gang] = {}  # the last gangs that ended, for the REST API
+        self.too_large: set[str] = set()  # gangs larger than the cluster: looked at again when nodes change
 
     def start(self, queue_path: str, spec: GangSpec, template: Ask) -> Gang:
         app_id = template.application_id
@@ -103,10 +122,26 @@ class GangRegistry:
                 del self.ended[next(iter(self.ended))]
         self.reserving.pop(app_id, None)
         self.touched.discard(app_id)
+        self.too_large.discard(app_id)
+
+    def nodes_changed(self) -> None:
+        """The cluster's size changed: gangs too large for it before are looked at again."""
+        self.touched.update(self.too_large)
+
+    def too_large_due(self) -> float | None:
+        """The earliest timeout among the gangs too large for the cluster."""
+        due = [
+            gang.first_allocated + gang.spec.timeout
+            for app_id in self.too_large
+            if (gang := self.gangs.get(app_id)) is not None and gang.first_allocated is not None
+        ]
+        return min(due, default=None)
 
     def leave_reserving(self, gang: Gang, phase: str) -> None:
         gang.phase = phase
+        gang.waiting = ""
         self.reserving.pop(gang.app_id, None)
+        self.too_large.discard(gang.app_id)
 
     def ahead_of(self, app_id: str, queue_path: str) -> str | None:
         """The gang that arrived first and still reserves in this leaf, when it is another one."""
@@ -152,8 +187,7 @@ def step_for(registry: GangRegistry, allocations: dict[str, Allocation], queue_p
             f" (it defines {defined})"
         )
     if gang.reserving:
-        # The same words until the gang reserves: one event per pod, not one per placeholder.
-        return Step(hold=f"waiting for all {gang.spec.members} placeholders of its gang to be allocated")
+        return Step(hold=gang.hold_reason())
     progress = gang.groups.get(ask.task_group)
     if progress is None or not progress.placed:
         return PROCEED

@@ -1,13 +1,21 @@
 """The checks that reject a gang at once: its placeholders could never all be allocated.
 
-A gang's placeholders (every group's `minMember` x `minResource`) must fit, all together, under
-its leaf queue's max and every ancestor's (the root's cluster size excepted: nodes come and
-go), under every user and group limit that applies to its user there, and under its elastic
-quota's max. Otherwise the placeholders would wait forever holding part of the room, so the
-application is rejected with the first rule it breaks.
+A gang of more members than the setting `gang.maxMembers` allows is rejected before anything is
+made for it (one pod annotation must not make a billion placeholder asks). A gang's
+placeholders (every group's `minMember` x `minResource`) must fit, all together, under its leaf
+queue's max and every ancestor's (the root's cluster size excepted: nodes come and go), under
+every user and group limit that applies to its user there, and under its elastic quota's max.
+Otherwise the placeholders would wait forever holding part of the room, so the application is
+rejected with the first rule it breaks.
+
+The cluster's size is no rule of that kind (nodes come and go, an autoscaler adds them): a gang
+needing more than the whole cluster has makes no placeholder and waits, saying so, until nodes
+are added (`beyond_cluster`, asked before its first placeholder is made).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from core.elastic.spec import DEFAULT_QUOTA, SYSTEM_QUOTA
 from core.gang.spec import GangSpec
@@ -21,6 +29,9 @@ def gang_refusal(state: CoreState, queue: Queue, ask: Ask, spec: GangSpec) -> st
     """Why this gang can never reserve, or None."""
     if not spec.groups:
         return "the task-groups annotation defines no task group"
+    most = state.settings.gang_max_members
+    if spec.members > most:
+        return f"the gang has {spec.members} members in all, above the setting gang.maxMembers ({most})"
     total = spec.total
     for level in queue.ancestry():
         if level.parent is None or level.max is None:
@@ -40,12 +51,21 @@ def gang_refusal(state: CoreState, queue: Queue, ask: Ask, spec: GangSpec) -> st
     return None
 
 
-def _above(total: Resource, maximum: Resource, what: str) -> str | None:
+def beyond_cluster(state: CoreState, spec: GangSpec) -> str | None:
+    """Why the gang cannot reserve on the cluster as it is now (it needs more than all its nodes
+    have), or None. Resources no node has are not counted: an autoscaler may bring them."""
+    reason = _above(spec.total, state.partition.cluster_capacity, "what the whole cluster has")
+    if reason is None:
+        return None
+    return f"{reason}: no placeholder is made until nodes are added"
+
+
+def _above(total: Resource, maximum: Mapping[str, int], what: str) -> str | None:
     over = total.exceeding(maximum)
     if not over:
         return None
     key = over[0]
     return (
         f"the gang's placeholders need {key} {format_amount(key, total.get_value(key))} in all,"
-        f" above {what} ({format_amount(key, maximum.get_value(key))})"
+        f" above {what} ({format_amount(key, maximum.get(key, 0))})"
     )

@@ -17,6 +17,7 @@ from core import lifecycle
 from core.events import APPLICATION, REQUEST, SchedulingEvent
 from core.gang.admission import remember_failure, wake, wake_next
 from core.gang.gang import FAILED, RESERVED, RESUMED, Gang, Step, placeholder_ask
+from core.gang.rules import beyond_cluster
 from core.gang.spec import HARD, TIMEOUT_REASON
 from core.objects.application import Application
 from core.objects.application_state import AppState
@@ -65,6 +66,8 @@ class _Taken:
 
 
 def _fill(state: CoreState, app: Application, gang: Gang, now: float) -> None:
+    if not gang.made and not gang.placeholders() and _too_large(state, gang, now):
+        return
     taken = _Taken(state)
     for group in gang.spec.groups:
         progress = gang.groups[group.name]
@@ -78,6 +81,24 @@ def _fill(state: CoreState, app: Application, gang: Gang, now: float) -> None:
             progress.asked.discard(key)
             lifecycle.remove_ask(state, key, now)
     _check_reserved(state, gang, now)
+
+
+def _too_large(state: CoreState, gang: Gang, now: float) -> bool:
+    """Whether the gang needs more than the whole cluster has: then it makes no placeholder
+    (they could never all be placed, and would hold room meanwhile), its pods wait saying so,
+    and it is looked at again when nodes come, go or change. Its timeout runs from then, as if
+    its reservation had begun: Soft, its pods are then scheduled normally; Hard, it fails."""
+    waiting = beyond_cluster(state, gang.spec) or ""
+    if waiting:
+        state.gangs.too_large.add(gang.app_id)
+        if gang.first_allocated is None:
+            gang.first_allocated = now
+    else:
+        state.gangs.too_large.discard(gang.app_id)
+    if waiting != gang.waiting:
+        gang.waiting = waiting
+        wake(state, gang.app_id)  # its held pods take the new words
+    return bool(waiting)
 
 
 def _check_reserved(state: CoreState, gang: Gang, now: float) -> None:
@@ -178,7 +199,7 @@ def expire(state: CoreState, now: float) -> None:
         first = gang.first_allocated
         if first is None or now - first < gang.spec.timeout:
             continue
-        if not gang.placeholders() and not gang.pending_placeholders():
+        if not gang.placeholders() and not gang.pending_placeholders() and not gang.waiting:
             continue
         waited = f"placeholders not all used after {gang.spec.timeout:g}s"
         if not gang.seen_real:

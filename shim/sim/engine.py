@@ -169,11 +169,13 @@ class Simulation:
         self._moment(0.0)
         while True:
             autoscaler = self.autoscaler.next_time() if self.autoscaler is not None else None
+            scheduler = self.scheduler
             moments = (
                 self.agenda.next_time(),
                 self._next_tick,
-                self.scheduler.preemption_due(),
-                self.scheduler.reservation_due(),
+                scheduler.preemption_due(),
+                scheduler.reservation_due(),
+                scheduler.gang_due(),
                 autoscaler,
             )
             upcoming = [t for t in moments if t is not None]

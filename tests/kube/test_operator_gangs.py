@@ -35,6 +35,14 @@ def gang_pods(cluster: Cluster, namespace: str, app: str, count: int, cpu: str, 
     return names
 
 
+def busy_fourth_node(cluster: Cluster, namespace: str) -> None:
+    """A fourth node of 4 CPUs, taken whole by another scheduler's pod: a gang of 4 x 4 CPUs fits
+    the cluster's size (it is not larger than the cluster) but only three of its members fit now."""
+    cluster.core.create_node(node_body("node-3", cpu="4", memory="16Gi"))
+    busy = herder_pod("busy", cpu="4", scheduler="default-scheduler", node="node-3")
+    cluster.core.create_namespaced_pod(namespace, busy)
+
+
 def placeholder_pods(cluster: Cluster, namespace: str) -> dict[str, Any]:
     pods = cluster.core.list_namespaced_pod(namespace).items
     return {p.metadata.name: p for p in pods if (p.metadata.annotations or {}).get(PLACEHOLDER) == "true"}
@@ -85,6 +93,7 @@ def test_placeholders_are_created_on_their_nodes_and_real_pods_take_their_places
 
 def test_the_placeholder_pod_carries_the_originators_identity(cluster: Cluster) -> None:
     cluster.create_namespace("ml")
+    busy_fourth_node(cluster, "ml")
     cluster.start_herder()
     gang_pods(cluster, "ml", "big", 4, "4")  # only three of four fit: the placeholders stay
     held = eventually(
@@ -102,6 +111,7 @@ def test_the_placeholder_pod_carries_the_originators_identity(cluster: Cluster) 
 
 def test_a_restart_mid_gang_adopts_the_placeholders_and_neither_duplicates_nor_leaks(cluster: Cluster) -> None:
     cluster.create_namespace("ml")
+    busy_fourth_node(cluster, "ml")
     first = cluster.start_herder("herder-0")
     names = gang_pods(cluster, "ml", "big", 4, "4")
     before = eventually(
@@ -118,7 +128,7 @@ def test_a_restart_mid_gang_adopts_the_placeholders_and_neither_duplicates_nor_l
     assert set(placeholder_pods(cluster, "ml")) == before, "no placeholder duplicated or deleted by the restart"
     assert len(placeholder_writes(cluster, "POST")) == 3
 
-    cluster.core.create_node(node_body("node-3", cpu="4", memory="16Gi"))
+    cluster.core.delete_namespaced_pod("busy", "ml")  # the fourth node's room comes free
     for name in names:
         cluster.bound("ml", name)
     eventually(lambda: not placeholder_pods(cluster, "ml"), "every placeholder deleted")

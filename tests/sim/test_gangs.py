@@ -40,8 +40,11 @@ def test_placeholders_appear_in_the_report_and_are_replaced_on_their_nodes() -> 
 def test_soft_timeout_in_the_simulator_falls_back_to_normal_scheduling() -> None:
     report = simulate(
         {
-            "nodes": [node(cpu="2")],
-            "workload": [gang("job", 3, policy="placeholderTimeoutInSeconds=20", duration=30)],
+            "nodes": [node(cpu="3")],
+            "workload": [
+                pod("busy", scheduler=None),  # another scheduler's pod: 2 cores stay free for the gang of 3
+                gang("job", 3, policy="placeholderTimeoutInSeconds=20", duration=30),
+            ],
         }
     )
     held = placeholders(report)
@@ -55,7 +58,7 @@ def test_the_gangs_example_runs_one_gang_after_the_other_and_fails_the_hard_one(
     pods = report["pods"]
     assert [pods[f"ml/train-a-worker-{i}"]["bound"] for i in range(4)] == [0, 0, 0, 0]
     assert [pods[f"ml/train-b-worker-{i}"]["bound"] for i in range(4)] == [60, 60, 60, 60]
-    assert all(pods[f"ml/mpi-c-worker-{i}"]["bound"] is None for i in range(8))
+    assert all(pods[f"ml/mpi-c-worker-{i}"]["bound"] is None for i in range(6))
     failed = [e for e in report["events"] if e["objectID"] == "mpi-c" and e["reason"] == "Failed"]
     assert len(failed) == 1 and failed[0]["timestamp"] == 90
     assert "ResourceReservationTimeout" in failed[0]["message"]
@@ -126,3 +129,22 @@ def test_a_real_pod_too_large_for_its_placeholder_takes_the_room_it_let_go() -> 
     assert not [e for e in report["events"] if e["reason"] == "BindRefused"]
     assert [report["pods"][f"default/job-{i}"]["bound"] for i in range(3)] == [0, 0, 0]
     assert sorted(entry["state"] for entry in placeholders(report).values()) == ["Released"] * 3
+
+
+def test_a_billion_member_gang_is_refused_at_once_and_other_pods_run() -> None:
+    groups = json.dumps([{"name": "w", "minMember": 1_000_000_000, "minResource": {"cpu": "1"}}])
+    annotations = {"yunikorn.apache.org/task-group-name": "w", "yunikorn.apache.org/task-groups": groups}
+    report = simulate(
+        {
+            "nodes": [node(cpu="4", count=2)],
+            "workload": [
+                pod("huge", labels={"applicationId": "huge"}, annotations=annotations),
+                pod("plain", count=3, duration=10, labels={"applicationId": "plain"}),
+            ],
+        }
+    )
+    huge = report["pods"]["default/huge"]
+    assert huge["state"] == "Pending"
+    assert huge["reason"] == "the gang has 1000000000 members in all, above the setting gang.maxMembers (10000)"
+    assert report["summary"]["placeholders"] == 0
+    assert all(report["pods"][f"default/plain-{i}"]["state"] == "Succeeded" for i in range(3))

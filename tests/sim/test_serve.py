@@ -147,7 +147,7 @@ def test_the_final_state_stays_served_after_the_summary(serve: Callable[..., Ser
     assert "the scenario is over at t=240 s" in served.process.stderr.readline()  # the summary is all out
     code, rest = served.stop()
     assert code == 0
-    assert rest.startswith("Herder's pods: 17")
+    assert rest.startswith("Herder's pods: 15")
 
 
 def test_a_port_taken_is_named_and_nothing_runs(capsys: pytest.CaptureFixture[str]) -> None:

@@ -55,7 +55,7 @@ def test_a_pod_deleted_while_it_waited_is_deleted_not_evicted() -> None:
 
 def test_the_gangs_summary_shows_the_reservations_and_the_timeout() -> None:
     text = human_summary(simulate_example("gangs.yaml"))
-    assert "Herder's pods: 17: 0 running, 9 finished, 0 evicted, 8 deleted before they ran, 0 pending" in text
+    assert "Herder's pods: 15: 0 running, 9 finished, 0 evicted, 6 deleted before they ran, 0 pending" in text
     assert "\nApplications and gangs:\n  at 0 s train-a: GangReserved: all 4 placeholders allocated\n" in text
     assert (
         "  at 90 s mpi-c: Failed: ResourceReservationTimeout: the gang's placeholders were not all allocated"

@@ -37,6 +37,7 @@ def test_values_are_converted_from_strings() -> None:
             "quota.systemNamespaces": "kube-system, herder",
             "quota.defaultMax": '{"cpu": "2", "memory": "1Gi"}',
             "bind.workers": "4",
+            "gang.maxMembers": "500",
         }
     )
     assert s.recycle_enabled is False
@@ -44,6 +45,7 @@ def test_values_are_converted_from_strings() -> None:
     assert s.system_namespaces == ("kube-system", "herder")
     assert s.default_max == {"vcore": 2000, "memory": 1024**3}
     assert s.bind_workers == 4
+    assert s.gang_max_members == 500 and Settings().gang_max_members == 10_000
 
 
 def test_base_settings_are_kept_for_keys_not_given() -> None:
@@ -61,6 +63,7 @@ def test_every_bad_key_is_named() -> None:
                 "scheduler.name": "Not_DNS",
                 "admission.trustedUsers": "(",
                 "quota.defaultMax": "{bad",
+                "gang.maxMembers": 0,
             }
         )
     keys = [p.split(":")[0] for p in info.value.problems]
@@ -71,6 +74,7 @@ def test_every_bad_key_is_named() -> None:
         "scheduler.name",
         "admission.trustedUsers",
         "quota.defaultMax",
+        "gang.maxMembers",
     ]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from core.config.settings import Settings
 from core.gang.gang import placeholder_ask
 from core.gang.spec import HARD, SOFT, GangSpec, TaskGroup
 from core.objects.ask import Allocation, Ask
@@ -114,7 +115,8 @@ def test_real_pods_wait_until_every_placeholder_is_allocated_then_replace_them_o
 
 def test_no_real_pod_runs_while_a_placeholder_is_missing() -> None:
     world = World(QUEUES)
-    world.node("n1", cpu=3)
+    world.node("n1", cpu=4)
+    world.foreign("busy", "n1", cpu=1)  # 3 cores free: the gang of 4 reserves 3 and waits
     gang_pods(world, "job", spec(("worker", 4, 1)), {"worker": 4})
     world.schedule()
     assert len(placeholders(world)) == 3
@@ -145,7 +147,8 @@ def test_two_gangs_on_a_cluster_that_fits_one_run_one_after_the_other() -> None:
 
 def test_a_later_gang_does_not_reserve_while_an_earlier_one_in_its_queue_still_reserves() -> None:
     world = World(QUEUES)
-    world.node("n1", cpu=3)
+    world.node("n1", cpu=5)
+    world.foreign("busy", "n1", cpu=2)  # 3 cores free
     gang_pods(world, "first", spec(("w", 2, 2)), {"w": 2}, cpu=2)
     world.now = 1.0
     gang_pods(world, "second", spec(("w", 1, 1)), {"w": 1})
@@ -162,7 +165,8 @@ def test_a_later_gang_does_not_reserve_while_an_earlier_one_in_its_queue_still_r
 def test_hard_timeout_fails_the_application_and_tells_its_pods_why() -> None:
     world = World(QUEUES)
     play_shim(world)
-    world.node("n1", cpu=3)
+    world.node("n1", cpu=4)
+    world.foreign("busy", "n1", cpu=1)  # 3 cores free: the gang of 4 reserves 3 and waits
     names = gang_pods(world, "job", spec(("w", 4, 1), timeout=30, style=HARD), {"w": 4})
     world.schedule()
     assert len(placeholders(world)) == 3
@@ -182,7 +186,8 @@ def test_hard_timeout_fails_the_application_and_tells_its_pods_why() -> None:
 def test_soft_timeout_releases_the_placeholders_and_schedules_the_pods_normally() -> None:
     world = World(QUEUES)
     play_shim(world)
-    world.node("n1", cpu=3)
+    world.node("n1", cpu=4)
+    world.foreign("busy", "n1", cpu=1)  # 3 cores free: the gang of 4 reserves 3 and waits
     gang_pods(world, "job", spec(("w", 4, 1), timeout=30), {"w": 4})
     world.schedule()
     world.schedule(advance=29)
@@ -237,7 +242,8 @@ def test_placeholders_count_in_every_tracker_and_everything_returns_to_zero() ->
     world = World(QUEUES)
     play_shim(world)
     world.quota("team", max={"cpu": 8})
-    world.node("n1", cpu=3)
+    world.node("n1", cpu=4)
+    world.foreign("busy", "n1", cpu=1)  # 3 cores free: the gang of 4 reserves 3 and waits
     names = gang_pods(world, "job", spec(("w", 4, 1)), {"w": 4}, namespace="team", groups=["dev"])
     world.schedule()
     three = dict(res(3, "3Gi", 3))
@@ -403,3 +409,64 @@ def test_a_gangs_pods_waiting_for_their_placeholders_never_preempt_the_placehold
     world.schedule()
     world.schedule()
     assert real_running(world, "job") == ["job-w-0"]
+
+
+def test_a_gang_of_more_members_than_the_setting_allows_is_rejected_at_once() -> None:
+    world = World(QUEUES)
+    world.node("n1", cpu=8)
+    names = gang_pods(world, "huge", spec(("w", 1_000_000_000, 1)), {"w": 2})
+    world.pod("plain", app="other", queue="root.a")
+    assert world.schedule() == {"plain": "n1"}
+    doc = world.sched.application_document("huge")
+    assert doc is not None and doc["applicationState"] == "Rejected"
+    why = "the gang has 1000000000 members in all, above the setting gang.maxMembers (10000)"
+    assert doc["rejectedMessage"] == why and doc["requests"] == []
+    assert all(world.reason(name) == why for name in names)
+    assert placeholders(world) == {} and world.out.binds[0].key == "plain"
+
+
+def test_gang_max_members_is_a_setting_summed_over_task_groups() -> None:
+    world = World(QUEUES, settings=Settings(gang_max_members=4))
+    world.node("n1", cpu=8)
+    gang_pods(world, "five", spec(("a", 2, 1), ("b", 3, 1)), {"a": 2, "b": 3})
+    four = gang_pods(world, "four", spec(("a", 2, 1), ("b", 2, 1)), {"a": 2, "b": 2})
+    world.schedule()
+    assert world.app_state("five") == "Rejected"
+    assert sorted(real_running(world, "four")) == sorted(four)
+
+
+def test_a_gang_larger_than_the_cluster_makes_no_placeholder_and_reserves_once_nodes_come() -> None:
+    world = World(QUEUES)
+    play_shim(world)
+    world.node("n1", cpu=3)
+    names = gang_pods(world, "job", spec(("w", 4, 1)), {"w": 4})
+    world.pod("plain", app="other", queue="root.a")
+    assert world.schedule() == {"plain": "n1"}  # the gang holds no room meanwhile
+    assert placeholders(world) == {}
+    doc = world.sched.application_document("job")
+    assert doc is not None and [r for r in doc["requests"] if r.get("placeholder")] == []
+    for name in names:
+        assert world.reason(name) == (
+            "the gang's placeholders need vcore 4000m in all, above what the whole cluster has (3000m):"
+            " no placeholder is made until nodes are added"
+        )
+    world.finish("plain")
+    world.node("n2", cpu=1)
+    world.schedule()
+    assert sorted(real_running(world, "job")) == sorted(names)
+
+
+def test_a_gang_larger_than_the_cluster_times_out_as_its_style_says() -> None:
+    world = World(QUEUES)
+    play_shim(world)
+    world.node("n1", cpu=3)
+    hard = gang_pods(world, "hard", spec(("w", 4, 1), timeout=30, style=HARD), {"w": 4})
+    soft = gang_pods(world, "soft", spec(("w", 5, 1), timeout=60), {"w": 2})
+    world.schedule(advance=29)
+    assert world.app_state("hard") != "Failed" and real_running(world, "soft") == []
+    world.schedule(advance=2)
+    assert world.app_state("hard") == "Failed"
+    assert all("ResourceReservationTimeout" in (world.reason(name) or "") for name in hard)
+    world.schedule(advance=30)  # Soft: its pods are scheduled normally, as many as fit
+    assert sorted(real_running(world, "soft")) == sorted(soft)
+    assert world.out.evictions == []  # no placeholder was ever made
