@@ -5,8 +5,9 @@ its policy's order, an application's asks by priority then age. For an ask the c
 DESIGN's order and stop at the first "no":
 
 0. a gang's say (core/gang/): hold the pod while its gang reserves, or free the placeholder
-   it replaces (then the pod goes to that placeholder's node); a pod preemption holds room for
-   waits for its victims, then takes the held room;
+   it replaces (then the pod goes to that placeholder's node), or keep a placeholder waiting
+   while no domain of its gang's required topology can hold the gang; a pod preemption holds
+   room for waits for its victims, then takes the held room;
 1. rules the shim marked as ones Herder cannot honour -> wait;
 2. queue max along the whole path (room a preemptor's victims freed under a max is the
    preemptor's: core/preemption/held_room.py), and maxapplications when the application is
@@ -32,6 +33,7 @@ from core.elastic.spec import DEFAULT_QUOTA, SYSTEM_QUOTA
 from core.events import REQUEST, SchedulingEvent
 from core.fit import fit_reason, pod_rule_masks, rules_refusal, select_node, volume_plan, wake_rule_waiters
 from core.gang import tidy as gang_steps
+from core.gang import topology as gang_topology
 from core.gang.gang import step_for
 from core.objects.application import Application
 from core.objects.application_state import AppState
@@ -251,6 +253,11 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
         if step.replace is not None or step.release is not None:
             replacing = gang_steps.take_placeholder(state, step, ask, now)
             replaces = step.replace.key if step.replace is not None else ""
+        elif ask.placeholder and state.gangs.confined:
+            waiting = gang_topology.placeholder_wait(state, ask)  # no domain of its label holds the gang
+            if waiting:
+                _park(state, app, ask, waiting, now, NO_NODE_FITS)
+                return None
     reason, cluster_full, rule = _rule_reason(state, leaf, app, ask)
     if reason is None and cluster_full and not _preemption_may_help(state, ask):
         # the cluster is full and nothing may be taken back for this ask
@@ -317,6 +324,8 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
         ugm.defer_increase(leaf.path, app.app_id, ask.resource, app.user)
     if ask.placeholder:
         gang_steps.placeholder_placed(state, ask, now)
+    elif state.gangs.confined:
+        gang_steps.member_placed(state, ask)  # a gang's topology domain fixed by a real pod
     if backfill is not None:
         backfilled(state, ask, node_id, backfill, now)
     return allocation

@@ -265,13 +265,24 @@ def _kept_node(state: CoreState, key: str) -> str | None:
 
 
 def placeholder_data(state: CoreState, app_id: str) -> dict[str, Any]:
-    """YuniKorn's `placeholderData` (one entry per task group) and Herder's `gangSchedulingStyle`
-    and `taskGroups`; nothing for an application without a gang."""
+    """YuniKorn's `placeholderData` (one entry per task group) and Herder's `gangSchedulingStyle`,
+    `taskGroups` and, for a gang with a topology, `gangTopology` (the label, Required or
+    Preferred, the domains chosen and whether a member fixed them); nothing for an application
+    without a gang."""
     gang = state.gangs.gangs.get(app_id) or state.gangs.ended.get(app_id)
     if gang is None:
         return {}
     spec = gang.spec
+    topology: dict[str, Any] = {}
+    if spec.topology is not None:
+        topology["gangTopology"] = {
+            "key": spec.topology.key,
+            "mode": spec.topology.mode,
+            "domains": sorted(gang.domains) if gang.domains is not None else [],
+            "fixed": gang.domains_fixed,
+        }
     return {
+        **topology,
         "gangSchedulingStyle": spec.style,
         "placeholderTimeoutInSeconds": spec.timeout,
         "gangPhase": gang.phase,

@@ -5,7 +5,9 @@ make that cheap, and a failure is remembered per pod shape until something chang
 with rules between pods, or matched by a placed pod's anti-affinity, gets one mask per rule
 from the pod topology and a full pass over the nodes; a pod with preferences gets them as
 tie-breakers among the nodes the node sort policy ranks equally. A pod waiting on affinity or
-spread is woken when a pod its selectors match is placed.
+spread is woken when a pod its selectors match is placed. A pod of a gang with a topology
+(core/gang/topology.py) gets its gang's domain as one more mask (required) or tries its
+domains first (preferred).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Iterable
 import numpy as np
 import numpy.typing as npt
 
+from core.gang import topology as gang_topology
 from core.objects.ask import Ask
 from core.objects.node import Node
 from core.objects.node_index import RESERVED_FOR_OTHERS, TieBreak, static_mismatch
@@ -31,6 +34,15 @@ def _shape(ask: Ask) -> object:
 def select_node(state: CoreState, ask: Ask) -> str | None:
     partition = state.partition
     rules = pod_rule_masks(state, ask)
+    if state.gangs.confined:
+        preferred = gang_topology.preferred_mask(state, ask)
+        if preferred is not None:  # a preferred topology's domains first, then any node
+            first = preferred.copy()
+            for _, mask in rules or ():
+                first &= mask
+            node_id = partition.node_index.select(ask.resource, ask.constraints, first)
+            if node_id is not None:
+                return node_id
     tiebreak = _tiebreak(state, ask) if ask.pod.has_scores() else None
     if rules is not None or tiebreak is not None:
         state.rule_waiting.pop(ask.key, None)
@@ -73,12 +85,16 @@ def pod_rule_masks(state: CoreState, ask: Ask) -> list[tuple[str, Mask]] | None:
     """The masks of the rules between pods that restrict this ask, None when none does (the
     fast path: a pod with no such rules that no placed pod's anti-affinity matches)."""
     topology = state.partition.topology
-    if not (ask.pod.has_filters() or topology.blocks_anyone() or ask.claims):
+    confined = state.gangs.confined
+    gang = bool(confined) and ask.application_id in confined
+    if not (ask.pod.has_filters() or topology.blocks_anyone() or ask.claims or gang):
         return None
     partition = state.partition
     rules = topology.filters(ask.pod, ask.constraints, partition.node_index, partition.nodes)
     if ask.claims:
         rules.extend(volume_masks(state, ask))
+    if gang:
+        rules.extend(gang_topology.domain_rules(state, ask))
     return rules or None
 
 

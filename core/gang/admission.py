@@ -62,6 +62,8 @@ def recovered(state: CoreState, app: Application, allocation: Allocation) -> Non
             return
         gang = gangs.start(app.queue_path, ask.gang, ask)
     gangs.touched.add(app.app_id)
+    node = state.partition.nodes.get(allocation.node_id)
+    gang.member_placed(node.info.labels if node is not None else None)  # its topology domain, if any
     if ask.placeholder:
         progress = gang.groups.get(ask.task_group)
         if progress is not None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Container
+from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
 
 from core.gang.spec import GangSpec, TaskGroup
@@ -46,13 +46,19 @@ class GroupProgress:
 class Gang:
     __slots__ = (
         "app_id",
+        "choice_stamp",
+        "domains",
+        "domains_fixed",
         "first_allocated",
         "groups",
         "made",
+        "most_held",
         "phase",
         "seen_real",
         "spec",
         "template",
+        "topology_need",
+        "topology_wait",
         "waiting",
     )
 
@@ -66,6 +72,14 @@ class Gang:
         self.first_allocated: float | None = None  # when its timeout began (or it was found too large)
         self.seen_real = False  # a real pod of the gang was seen (recovered placeholders may come first)
         self.waiting = ""  # why no placeholder is made yet (the gang is larger than the cluster)
+        # Topology (core/gang/topology.py): the domains chosen (None: not yet, or anywhere),
+        # fixed once a member landed; why no domain can hold the gang now; when that was judged.
+        self.domains: frozenset[str] | None = None
+        self.domains_fixed = False
+        self.topology_wait = ""
+        self.topology_need = ""  # the part of that reason that stays while it waits (its pods' words)
+        self.most_held: frozenset[str] | None = None  # the domain holding the most of it, when none holds all
+        self.choice_stamp: tuple[int, int] | None = None
 
     @property
     def reserving(self) -> bool:
@@ -73,10 +87,30 @@ class Gang:
 
     def hold_reason(self) -> str:
         """Why the gang's real pods wait while it reserves: the same words until that changes
-        (one event per pod, not one per placeholder)."""
+        (one event per pod, not one per placeholder or per change of free room)."""
         if self.waiting:
             return self.waiting
-        return f"waiting for all {self.spec.members} placeholders of its gang to be allocated"
+        words = f"waiting for all {self.spec.members} placeholders of its gang to be allocated"
+        if self.topology_need:
+            words += f": {self.topology_need}"
+        return words
+
+    def member_placed(self, node_labels: Mapping[str, str] | None) -> None:
+        """A placeholder landed on a node with these labels (or was found on one after a
+        restart): a topology gang's domain is fixed from then on (core/gang/topology.py)."""
+        topology = self.spec.topology
+        if topology is None or node_labels is None:
+            return  # no topology, or the node is not known yet (recovery before its node)
+        value = node_labels.get(topology.key)
+        if not self.domains_fixed:
+            if value is None and topology.required:
+                return  # not a domain of the label: nothing to fix the gang to
+            self.domains_fixed = True
+            self.topology_wait = self.topology_need = ""
+            if value is not None and (topology.required or self.domains is None):
+                self.domains = frozenset({value})
+        elif value is not None and self.domains is not None and not topology.required:
+            self.domains = self.domains | {value}  # a preferred gang that had to spill over
 
     def placeholders(self) -> set[str]:
         """Every placeholder on a node, unused so far."""
@@ -104,6 +138,7 @@ class GangRegistry:
         self.touched: set[str] = set()  # gangs whose placeholders may need making or releasing
         self.failed: dict[str, str] = {}  # app id -> why (Hard timeout): its pods stay out
         self.ended: dict[str, Gang] = {}  # the last gangs that ended, for the REST API
+        self.confined: dict[str, Gang] = {}  # gangs with a topology, by app id (their pods' node masks)
         self.too_large: set[str] = set()  # gangs larger than the cluster: looked at again when nodes change
 
     def start(self, queue_path: str, spec: GangSpec, template: Ask) -> Gang:
@@ -112,6 +147,8 @@ class GangRegistry:
         self.gangs[app_id] = gang
         self.reserving[app_id] = queue_path
         self.touched.add(app_id)
+        if spec.topology is not None:
+            self.confined[app_id] = gang
         return gang
 
     def end(self, app_id: str) -> None:
@@ -122,6 +159,7 @@ class GangRegistry:
                 del self.ended[next(iter(self.ended))]
         self.reserving.pop(app_id, None)
         self.touched.discard(app_id)
+        self.confined.pop(app_id, None)  # its domain is free for other gangs' choices
         self.too_large.discard(app_id)
 
     def nodes_changed(self) -> None:

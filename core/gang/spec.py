@@ -1,9 +1,12 @@
-"""What a gang's pods tell the core: task groups and the scheduling policy parameters.
+"""What a gang's pods tell the core: task groups, the scheduling policy parameters and the
+topology the gang must (or would like to) stay inside.
 
-The shim reads YuniKorn's annotations (`yunikorn.apache.org/task-groups`, `task-group-name`,
-`schedulingPolicyParameters`) into these typed objects; the core never sees JSON. A task
+The shim reads a gang source's keys (YuniKorn's `yunikorn.apache.org/task-groups`,
+`task-group-name`, `schedulingPolicyParameters`; Kueue's `podset-required-topology` and
+`podset-preferred-topology`) into these typed objects; the core never sees JSON. A task
 group asks for `min_member` placeholders, each of `min_resource` (one pod's request, `pods`
-included), placed by the group's own rules.
+included), placed by the group's own rules. Any gang source (a PodGroup API, say) fills the
+same `GangSpec`, `topology` included.
 """
 
 from __future__ import annotations
@@ -19,6 +22,35 @@ HARD = "Hard"
 STYLES = (SOFT, HARD)
 DEFAULT_TIMEOUT = 15 * 60.0  # seconds from the first placeholder allocated (YuniKorn's default)
 TIMEOUT_REASON = "ResourceReservationTimeout"
+
+
+@dataclass(frozen=True, slots=True)
+class GangTopology:
+    """Keep the gang's members inside one domain of a node label (`key`, e.g.
+    `topology.example.com/rack`: the nodes sharing one value of it are one rack).
+
+    `required`: every member (placeholders and real pods) in one domain or none placed, as
+    Kueue's `podset-required-topology` and a Kubernetes PodGroup's
+    `spec.schedulingConstraints.topology[].key`; otherwise preferred: one domain when one can
+    hold the gang, else as few as can (Kueue's `podset-preferred-topology`).
+    See core/gang/topology.py.
+    """
+
+    key: str
+    required: bool = True
+
+    @property
+    def mode(self) -> str:
+        return "Required" if self.required else "Preferred"
+
+    @property
+    def level(self) -> str:
+        """What one domain is called in reasons: `rack` for `topology.example.com/rack` or
+        `cloud.provider.com/topology-rack`, `node` for `kubernetes.io/hostname`."""
+        name = self.key.rpartition("/")[2]
+        if name == "hostname":
+            return "node"
+        return name.removeprefix("topology-") or "domain"
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +78,7 @@ class GangSpec:
     timeout: float = DEFAULT_TIMEOUT
     style: str = SOFT
     originator: str = ""
+    topology: GangTopology | None = None
 
     def group(self, name: str) -> TaskGroup | None:
         for group in self.groups:

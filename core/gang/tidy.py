@@ -123,9 +123,21 @@ def placeholder_placed(state: CoreState, ask: Ask, now: float) -> None:
     if progress is not None:
         progress.asked.discard(ask.key)
         progress.placed.add(ask.key)
+    member_placed(state, ask)
     if gang.first_allocated is None:
         gang.first_allocated = now
     _check_reserved(state, gang, now)
+
+
+def member_placed(state: CoreState, ask: Ask) -> None:
+    """The cycle placed a pod of a gang (a placeholder, or a real pod placed normally): a gang
+    with a topology fixes its domain by the node's label (core/gang/topology.py)."""
+    gang = state.gangs.confined.get(ask.application_id)
+    placed = state.allocations.get(ask.key)
+    if gang is None or placed is None:
+        return
+    node = state.partition.nodes.get(placed.node_id)
+    gang.member_placed(node.info.labels if node is not None else None)
 
 
 def take_placeholder(state: CoreState, step: Step, ask: Ask, now: float) -> str | None:

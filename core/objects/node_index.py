@@ -285,6 +285,20 @@ class NodeIndex:
         wanted = [known[value] for value in values if value in known]
         return np.isin(codes, np.array(wanted, dtype=np.int64))
 
+    def room(self) -> tuple[npt.NDArray[np.int64], dict[str, int]]:
+        """A copy of every column's available resources (a row per resource, by the row numbers
+        returned beside it): what a plan of several pods at once may use up on paper (a gang
+        packed into a domain, core/gang/topology.py)."""
+        if self._dirty:
+            self._rebuild()
+        return self._avail.copy(), self._columns
+
+    def static_fit(self, constraints: NodeConstraints) -> npt.NDArray[np.bool_]:
+        """The columns these constraints allow, usage aside (read only: it is kept)."""
+        if self._dirty:
+            self._rebuild()
+        return self._mask(constraints)
+
     def has_labels(self, keys: tuple[str, ...]) -> npt.NDArray[np.bool_]:
         mask = np.ones(self.size, dtype=np.bool_)
         for key in keys:
