@@ -9,9 +9,9 @@ annotations. It is created already bound (`spec.nodeName`): the core chose the n
 
 The annotations let a restarted Herder rebuild the gang from the placeholders alone:
 `internal.yunikorn.apache.org/placeholder`, the group's name, and copies of the originator's
-task-groups, scheduling policy parameters and user annotations; the application, queue and
-elastic quota labels are copied too, so the placeholder lands in the same application, queue
-and quota when read back.
+task-groups, scheduling policy parameters, topology and user annotations; the application,
+queue and elastic quota labels are copied too, so the placeholder lands in the same
+application, queue and quota (and its gang in the same topology) when read back.
 
 Shared by the simulator and the operator's placeholder writer (shim/kube/write/placeholders.py).
 """
@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.objects.ask import Allocation
+from shim.convert.gangs.topology import TOPOLOGY_ANNOTATIONS
 from shim.convert.gangs.yunikorn import (
     ANNOTATION_PLACEHOLDER,
     ANNOTATION_POLICY,
@@ -36,7 +37,13 @@ from shim.convert.identity import ANNOTATION_QUEUE, ANNOTATION_USER_INFO, LABEL_
 from shim.convert.objects import ConversionError, annotations_of, labels_of, map_at, meta_of
 from shim.convert.quotas import LABEL_PREEMPTIBLE, LABEL_QUOTA_NAME
 
-_COPIED_ANNOTATIONS = (ANNOTATION_TASK_GROUPS, ANNOTATION_POLICY, ANNOTATION_USER_INFO, ANNOTATION_QUEUE)
+_COPIED_ANNOTATIONS = (
+    ANNOTATION_TASK_GROUPS,
+    ANNOTATION_POLICY,
+    ANNOTATION_USER_INFO,
+    ANNOTATION_QUEUE,
+    *TOPOLOGY_ANNOTATIONS,
+)
 _COPIED_LABELS = (LABEL_QUEUE, LABEL_QUEUE_PLAIN, LABEL_QUOTA_NAME, LABEL_PREEMPTIBLE)
 
 

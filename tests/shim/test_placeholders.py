@@ -35,6 +35,7 @@ ORIGINATOR: dict[str, Any] = {
             "yunikorn.apache.org/task-groups": json.dumps(GROUPS),
             "yunikorn.apache.org/schedulingPolicyParameters": "gangSchedulingStyle=Hard",
             "yunikorn.apache.org/user.info": json.dumps({"user": "ana", "groups": ["ml"]}),
+            "kueue.x-k8s.io/podset-required-topology": "topology.example.com/rack",
         },
         "creationTimestamp": "2026-01-01T00:00:00Z",
     },
@@ -93,4 +94,5 @@ def test_a_restarted_herder_reads_the_placeholder_back_as_the_same_placeholder()
     )
     assert ask.gang is not None and made.gang is not None
     assert replace(ask.gang, originator="") == replace(made.gang, originator="")
+    assert ask.gang.topology is not None and ask.gang.topology.key == "topology.example.com/rack"
     assert ask.constraints == made.constraints

@@ -148,3 +148,27 @@ def test_a_billion_member_gang_is_refused_at_once_and_other_pods_run() -> None:
     assert huge["reason"] == "the gang has 1000000000 members in all, above the setting gang.maxMembers (10000)"
     assert report["summary"]["placeholders"] == 0
     assert all(report["pods"][f"default/plain-{i}"]["state"] == "Succeeded" for i in range(3))
+
+
+def test_a_gang_larger_than_the_cluster_holds_nothing_and_runs_once_a_node_joins() -> None:
+    report = simulate(
+        {
+            "nodes": [node(cpu="2")],
+            "workload": [gang("job", 3, duration=30), pod("plain", at=1, duration=5, labels={"applicationId": "p"})],
+            "events": [
+                {
+                    "at": 20,
+                    "action": "add-node",
+                    "node": {"name": "extra", "allocatable": {"cpu": "2", "memory": "8Gi"}},
+                }
+            ],
+        }
+    )
+    pods = report["pods"]
+    assert pods["default/plain"]["bound"] == 1  # the gang held no room meanwhile
+    assert [pods[f"default/job-{i}"]["bound"] for i in range(3)] == [20, 20, 20]
+    waited = [e["message"] for e in report["events"] if e["objectID"] == "default/job-0"]
+    assert (
+        "the gang's placeholders need vcore 3000m in all, above what the whole cluster has (2000m):"
+        " no placeholder is made until nodes are added"
+    ) in waited

@@ -3,6 +3,9 @@
 
     yunikorn.py   YuniKorn's annotations (task-groups, task-group-name, schedulingPolicyParameters)
                   and the placeholder pods Herder makes for them
+    topology.py   Kueue's podset-required/preferred-topology annotations -> the gang's topology;
+                  not a source: every source reads its pods' topology with it
 
-A new source (a PodGroup API) goes in its own module beside these; sources never import each other.
+A new source (a PodGroup API) goes in its own module beside these; sources never import each other
+(topology.py is shared, not a source).
 """

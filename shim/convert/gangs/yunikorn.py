@@ -3,6 +3,8 @@
     yunikorn.apache.org/task-groups                 JSON list of task groups (first pod)
     yunikorn.apache.org/task-group-name             the group this pod belongs to
     yunikorn.apache.org/schedulingPolicyParameters  "placeholderTimeoutInSeconds=60 gangSchedulingStyle=Hard"
+    kueue.x-k8s.io/podset-required-topology         a node label: all members in one domain of it
+    kueue.x-k8s.io/podset-preferred-topology        (on the pod with task-groups; gangs/topology.py)
 
 A task group's keys are matched as Go's JSON matches them (case does not matter). Unreadable
 task groups are a problem naming the annotation and what is wrong: the pod then waits with that
@@ -23,6 +25,7 @@ from core.gang.spec import DEFAULT_TIMEOUT, SOFT, STYLES, GangSpec, TaskGroup
 from core.resources import QuantityError, Resource, resource_from_kubernetes
 from shim.convert.constraints import pod_constraints
 from shim.convert.gangs.pod_gang import PodGang
+from shim.convert.gangs.topology import gang_topology
 from shim.convert.objects import ConversionError, parse_json
 from shim.convert.pod_size import PODS
 from shim.convert.pod_view import PodLike, as_view
@@ -78,7 +81,8 @@ def pod_gang(
             timeout, style, notices = policy_parameters(
                 annotations.get(ANNOTATION_POLICY), f"pod {name} annotation {ANNOTATION_POLICY}"
             )
-            spec = GangSpec(groups, timeout, style, key)
+            topology = gang_topology(annotations, f"pod {name}")
+            spec = GangSpec(groups, timeout, style, key, topology)
         except ConversionError as err:
             problems.append(str(err))
     return PodGang(group, spec, is_placeholder(pod), notices), problems
