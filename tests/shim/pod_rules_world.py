@@ -97,7 +97,14 @@ class Cluster:
         return self
 
     def manifest(
-        self, name: str, *, labels: dict[str, str] | None = None, ns: str = "default", herder: bool = True, **spec: Any
+        self,
+        name: str,
+        *,
+        labels: dict[str, str] | None = None,
+        annotations: dict[str, str] | None = None,
+        ns: str = "default",
+        herder: bool = True,
+        **spec: Any,
     ) -> dict[str, Any]:
         spec.setdefault("containers", [{"name": "main", "resources": {"requests": {"cpu": "100m"}}}])
         spec["schedulerName"] = "herder" if herder else "default-scheduler"
@@ -107,6 +114,7 @@ class Cluster:
                 "namespace": ns,
                 "uid": name,
                 "labels": labels or {},
+                "annotations": annotations or {},
                 "creationTimestamp": "2026-01-01T00:00:00Z",
             },
             "spec": spec,

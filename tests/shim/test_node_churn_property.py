@@ -4,9 +4,10 @@ Node churn is ordinary (an autoscaler's scale-down, a node relabelled by an oper
 before maintenance), and every rule kept per node must follow it: the node index's columns,
 topology domains and spread eligibility, the placed pods counted per node, host ports, scores.
 Pods of every rule kind arrive one by one: required anti-affinity and affinity, hard and soft
-topology spread, preferred affinity, a host port, a node selector; between two decisions a node
-is added, removed, relabelled, cordoned or uncordoned. Every decision must complete (no
-exception), and what Herder placed must fit its node.
+topology spread, preferred affinity, a host port, a node selector, and gangs of two kept inside
+one zone (required or preferred, core/gang/topology.py); between two decisions a node is added,
+removed, relabelled, cordoned or uncordoned, the zone a gang holds included. Every decision must
+complete (no exception), and what Herder placed must fit its node.
 """
 
 from __future__ import annotations
@@ -25,7 +26,19 @@ from shim.convert.pods import pod_to_ask
 from shim.convert.storage import claim_from, storage_class_from, volume_from
 from tests.shim.pod_rules_world import HOSTNAME, ZONE, Cluster, affinity, spread
 
-RULES = ("none", "anti", "affinity", "spread", "soft-spread", "preferred", "port", "selector")
+RULES = (
+    "none",
+    "anti",
+    "affinity",
+    "spread",
+    "soft-spread",
+    "preferred",
+    "port",
+    "selector",
+    "gang-required",
+    "gang-preferred",
+)
+GANG_OF_TWO = json.dumps([{"name": "w", "minMember": 2, "minResource": {"cpu": "1"}}])
 ZONES = ("z1", "z2", "z3", None)
 
 
@@ -42,6 +55,18 @@ node_changes = st.builds(
     node=st.integers(0, 7),
     zone=st.sampled_from(ZONES),
 )
+
+
+def gang_annotations(rule: str) -> dict[str, str]:
+    """A gang of two pods of 1 core that must (or would like to) share a zone."""
+    if not rule.startswith("gang"):
+        return {}
+    mode = "required" if rule == "gang-required" else "preferred"
+    return {
+        "yunikorn.apache.org/task-groups": GANG_OF_TWO,
+        "yunikorn.apache.org/task-group-name": "w",
+        f"kueue.x-k8s.io/podset-{mode}-topology": ZONE,
+    }
 
 
 def pod_spec(rule: str, app: str) -> tuple[dict[str, str], dict[str, Any]]:
@@ -100,7 +125,14 @@ def test_every_decision_completes_while_nodes_come_and_go(
     for k, (rule, app, changes) in enumerate(steps):
         labels, spec = pod_spec(rule, app)
         spec.setdefault("containers", [{"name": "main", "resources": {"requests": {"cpu": "1"}}}])
-        cluster.submit(f"h{k}", labels=labels, **spec)
+        annotations = gang_annotations(rule)
+        if annotations:  # both pods of a gang of its own, the first carrying the definition
+            labels = {**labels, "applicationId": f"gang-{k}"}
+            cluster.submit(f"h{k}", labels=labels, annotations=annotations, **spec)
+            member = {key: value for key, value in annotations.items() if "task-groups" not in key}
+            cluster.submit(f"h{k}b", labels=labels, annotations=member, **spec)
+        else:
+            cluster.submit(f"h{k}", labels=labels, **spec)
         placed.update(cluster.schedule())
         for change in changes:
             name = f"n{change.node}"
@@ -118,6 +150,7 @@ def test_every_decision_completes_while_nodes_come_and_go(
             sched.update_node(node_info(name, zone, cordoned))
         placed.update(cluster.schedule())
     per_node: dict[str, int] = {}
+    placed = {pod: node for pod, node in placed.items() if "/tg-" not in pod}  # placeholders come and go
     for pod, node in placed.items():
         assert node in nodes, f"{pod} placed on {node}, which had left"
         per_node[node] = per_node.get(node, 0) + 1
