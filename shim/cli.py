@@ -147,6 +147,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--set", action="append", default=[], metavar="KEY=VALUE", help="a setting for the scheduling bench's core"
     )
     bench.add_argument(
+        "--gang-topology",
+        choices=("required", "preferred"),
+        default=None,
+        help="with --gangs: nodes in racks of 16, each gang kept in one rack (Kueue's podset-*-topology)",
+    )
+    bench.add_argument(
         "--emulator",
         action="store_true",
         help="instead: bind --pods pods (at most 20,000) on --nodes nodes (at most 500) through the whole shim"

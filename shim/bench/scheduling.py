@@ -16,7 +16,9 @@ and only those calls are timed. The world is deterministic (fixed seeds, no cloc
   application on `kubernetes.io/hostname`, half a zone spread (maxSkew 1, DoNotSchedule).
 - with `--gangs P`, P% of the applications are gangs (YuniKorn's task-group annotations, one
   group of all 25 pods, 1 core each): each pod is placed twice, as a placeholder and as the
-  real pod taking its place, and both count as decisions.
+  real pod taking its place, and both count as decisions. With `--gang-topology required` (or
+  `preferred`) the nodes stand in racks of 16 (`topology.example.com/rack`) and each gang's pods
+  carry Kueue's `podset-required-topology` (or `-preferred-`) on that label.
 
 Figures: decisions/s (pods placed over the wall time spent in `schedule()`, and over its CPU
 time, steadier on a shared machine), the p50/p99 of the core's own `decision_latency`, pods
@@ -64,6 +66,8 @@ GPU = "nvidia.com/gpu"
 ZONE = "topology.kubernetes.io/zone"
 ZONES = ("zone-a", "zone-b", "zone-c")
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+RACK = "topology.example.com/rack"
+NODES_PER_RACK = 16
 
 # (instance type, cores, memory GiB, GPUs); a node's flavour is picked by its index mod 20.
 FLAVOURS = (("m5.4xlarge", 16, 64, 0), ("m5.8xlarge", 32, 128, 0), ("p3.16xlarge", 64, 256, 8))
@@ -86,7 +90,15 @@ def _cluster_size(nodes: int) -> tuple[int, int]:
     return cores, gib
 
 
-def synthetic_nodes(count: int) -> Iterator[dict[str, Any]]:
+def synthetic_nodes(count: int, racks: bool = False) -> Iterator[dict[str, Any]]:
+    """`racks`: the nodes stand in racks of NODES_PER_RACK, labelled `RACK`."""
+    for i, node in enumerate(_nodes(count)):
+        if racks:
+            node["metadata"]["labels"][RACK] = f"rack-{i // NODES_PER_RACK:04d}"
+        yield node
+
+
+def _nodes(count: int) -> Iterator[dict[str, Any]]:
     for i in range(count):
         kind, cores, gib, gpus = _flavour(i)
         allocatable = {"cpu": str(cores), "memory": f"{gib}Gi", "pods": "110", "ephemeral-storage": "200Gi"}
@@ -229,9 +241,15 @@ def _is_gang(app: int, gangs: int) -> bool:
     return gangs > 0 and (app * gangs) % 100 < gangs
 
 
-def _gang_annotations() -> dict[str, str]:
+def _gang_annotations(topology: str = "") -> dict[str, str]:
     groups = [{"name": "workers", "minMember": PODS_PER_APP, "minResource": GANG_MEMBER}]
-    return {"yunikorn.apache.org/task-group-name": "workers", "yunikorn.apache.org/task-groups": json.dumps(groups)}
+    annotations = {
+        "yunikorn.apache.org/task-group-name": "workers",
+        "yunikorn.apache.org/task-groups": json.dumps(groups),
+    }
+    if topology:
+        annotations[f"kueue.x-k8s.io/podset-{topology}-topology"] = RACK
+    return annotations
 
 
 def _node_affinity(app: int, gpus: int) -> dict[str, Any]:
@@ -251,6 +269,7 @@ def synthetic_pods(
     rules: int = 0,
     gangs: int = 0,
     affinity: bool = False,
+    gang_topology: str = "",
 ) -> Iterator[dict[str, Any]]:
     rng = random.Random(42)
     for i in range(count):
@@ -280,7 +299,7 @@ def synthetic_pods(
             spec.update(_rules(app, rules))
         if affinity:
             spec["affinity"] = {**spec.get("affinity", {}), "nodeAffinity": _node_affinity(app, gpus)}
-        annotations = _gang_annotations() if gang else {}
+        annotations = _gang_annotations(gang_topology) if gang else {}
         if users:
             user = app % users
             names = sorted({f"group-{user % groups}", f"group-{(user * 13 + 1) % groups}"}) if groups else []
@@ -314,6 +333,7 @@ def run_scheduling(
     affinity: bool = False,
     progress: Callable[[str], None] | None = None,
     settings: Settings | None = None,
+    gang_topology: str = "",
 ) -> dict[str, Any]:
     """Build the cluster, place every pod that can run, and return the figures; `progress`
     hears of each step."""
@@ -326,11 +346,11 @@ def run_scheduling(
     )
     callbacks = CountingCallbacks()
     scheduler = Scheduler(callbacks, config, settings)
-    for node in synthetic_nodes(nodes):
+    for node in synthetic_nodes(nodes, racks=bool(gang_topology)):
         scheduler.update_node(node_to_info(node), now=0.0)
     namespaces = synthetic_namespaces()
     rss_nodes = _maxrss_mib()
-    for pod in synthetic_pods(pods, list(namespaces), users, groups, rules, gangs, affinity):
+    for pod in synthetic_pods(pods, list(namespaces), users, groups, rules, gangs, affinity, gang_topology):
         scheduler.add_ask(pod_to_ask(pod, namespaces[pod["metadata"]["namespace"]]), now=0.0)
     rss_pending = _maxrss_mib()
     setup = time.perf_counter() - start
@@ -369,6 +389,7 @@ def run_scheduling(
         "parked": scheduler.metrics.attempts_failed,
         "binds": callbacks.binds,
         "gangs_percent": gangs,
+        "gang_topology": gang_topology,
         "placeholders": callbacks.placeholders,
         "replacements": callbacks.replacements,
         "cycles": cycles,
@@ -474,6 +495,7 @@ def _print_text(report: dict[str, Any]) -> None:
         with_rules = f", {run['rules_percent']}% with pod rules" if run.get("rules_percent") else ""
         with_rules += ", every pod with required node affinity" if run.get("node_affinity") else ""
         gangs = f", {run['gangs_percent']}% of applications gangs ({run['placeholders']:,} placeholders)"
+        gangs += f", each {run['gang_topology']} in one rack" if run.get("gang_topology") else ""
         gangs = gangs if run.get("gangs_percent") else ""
         print(f"scheduling: {run['nodes']:,} nodes, {run['pods']:,} pending pods{with_rules}{gangs}")
         print(_table([("", run)]))
@@ -564,6 +586,9 @@ def bench_command(args: argparse.Namespace) -> int:
     if min(counts) < 0 or not 0 <= args.gangs <= 100:
         print("herder bench: counts must not be negative (and --gangs a percentage)", file=sys.stderr)
         return 2
+    if args.gang_topology and not args.gangs:
+        print("herder bench: --gang-topology needs --gangs", file=sys.stderr)
+        return 2
     progress = Progress()
     if args.fuzz:
         progress.step(f"{args.fuzz:,} random scenarios from seed {args.fuzz_seed}, each run twice through simulate")
@@ -617,6 +642,7 @@ def bench_command(args: argparse.Namespace) -> int:
                 affinity=args.node_affinity,
                 progress=progress.step,
                 settings=settings,
+                gang_topology=args.gang_topology or "",
             )
         if args.sweep:
             report["sweep"] = []

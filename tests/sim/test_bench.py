@@ -267,3 +267,16 @@ def test_the_reservation_cost_scenario_is_valid() -> None:
     scenario = load_scenario(path)
     assert sum(node.count for node in scenario.nodes) == 1000
     assert {entry.pod["metadata"]["name"] for entry in scenario.workload} >= {"batch", "report", "wide", "huge"}
+
+
+def test_gangs_kept_in_one_rack_all_run_on_a_cluster_of_racks(capsys: pytest.CaptureFixture[str]) -> None:
+    from shim.bench.scheduling import RACK, synthetic_nodes
+
+    racks = {node["metadata"]["name"]: node["metadata"]["labels"][RACK] for node in synthetic_nodes(64, racks=True)}
+    assert len(set(racks.values())) == 4  # racks of 16 nodes
+    args = ("--nodes", "64", "--pods", "500", "--gangs", "20", "--gang-topology", "required")
+    run = bench_json(capsys, *args)["scheduling"]
+    assert run["gang_topology"] == "required"
+    assert (run["placeholders"], run["placed"], run["pending"]) == (100, 600, 0)  # 4 gangs, each whole
+    assert main(["bench", "--gang-topology", "required"]) == 2  # without --gangs
+    assert "--gang-topology needs --gangs" in capsys.readouterr().err
