@@ -54,6 +54,10 @@ from core.state import CoreState
 
 def allocate_one(state: CoreState, now: float) -> Allocation | None:
     """Place one pending pod, or return None when no pending pod can be placed now."""
+    if state.gangs.placing is not None:
+        allocation = _go_on_with_gang(state, state.gangs.placing, now)
+        if allocation is not None:
+            return allocation
     allocation = _walk(state, state.partition.root, now)
     while allocation is None and state.hold_let_go:
         # A preemptor let its held room go: the pods parked while it was held may take it.
@@ -61,6 +65,17 @@ def allocate_one(state: CoreState, now: float) -> Allocation | None:
         state.bump()
         allocation = _walk(state, state.partition.root, now)
     return allocation
+
+
+def _go_on_with_gang(state: CoreState, app_id: str, now: float) -> Allocation | None:
+    """A gang with a topology places its placeholders one after the other, before any other pod
+    can take the room its domain was chosen for (each still passes every check)."""
+    state.gangs.placing = None
+    app = state.partition.applications.get(app_id)
+    leaf = state.partition.find_queue(app.queue_path) if app is not None else None
+    if app is None or leaf is None or not leaf.is_leaf:
+        return None
+    return _walk_app(state, leaf, app, now)
 
 
 def _walk(state: CoreState, queue: Queue, now: float) -> Allocation | None:

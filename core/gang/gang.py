@@ -140,6 +140,7 @@ class GangRegistry:
         self.ended: dict[str, Gang] = {}  # the last gangs that ended, for the REST API
         self.confined: dict[str, Gang] = {}  # gangs with a topology, by app id (their pods' node masks)
         self.too_large: set[str] = set()  # gangs larger than the cluster: looked at again when nodes change
+        self.placing: str | None = None  # a gang with a topology placing its placeholders back to back
 
     def start(self, queue_path: str, spec: GangSpec, template: Ask) -> Gang:
         app_id = template.application_id

@@ -127,6 +127,8 @@ def placeholder_placed(state: CoreState, ask: Ask, now: float) -> None:
     if gang.first_allocated is None:
         gang.first_allocated = now
     _check_reserved(state, gang, now)
+    if gang.reserving and gang.spec.topology is not None:
+        state.gangs.placing = gang.app_id  # its next placeholder goes next (core/cycle.py)
 
 
 def member_placed(state: CoreState, ask: Ask) -> None:
@@ -209,7 +211,7 @@ def expire(state: CoreState, now: float) -> None:
     """Apply the placeholder timeout of every gang whose first placeholder is old enough."""
     for gang in list(state.gangs.gangs.values()):
         first = gang.first_allocated
-        if first is None or now - first < gang.spec.timeout:
+        if first is None or first + gang.spec.timeout > now:  # as Scheduler.gang_due adds it up
             continue
         if not gang.placeholders() and not gang.pending_placeholders() and not gang.waiting:
             continue

@@ -304,3 +304,29 @@ def test_a_gang_no_rack_can_hold_makes_no_one_preempt_for_it() -> None:
     # Evicting pod by pod cannot promise a whole rack: nothing is evicted, the gang says why it waits.
     assert world.out.evicted() == []
     assert "no rack (label topology.example.com/rack) can hold" in (world.reason("job-0") or "")
+
+
+TWO_QUEUES = """
+partitions:
+  - name: default
+    queues:
+      - name: root
+        submitacl: "*"
+        queues:
+          - name: a
+          - name: b
+"""
+
+
+def test_a_gangs_placeholders_go_one_after_the_other_so_others_cannot_take_its_rack() -> None:
+    world = World(TWO_QUEUES)
+    play_shim(world)
+    racks(world, r1=(2, 4), r2=(2, 4))
+    # Queue b's pods wait beside the gang; the queues take turns, and binpacking would put each
+    # of b's pods on the rack the gang started to fill.
+    for i in range(8):
+        world.pod(f"b-{i}", app="b", queue="root.b", cpu=1)
+    names = gang(world, "job", 8, 1)  # exactly one rack: r1 (by name)
+    world.schedule()
+    assert sorted(real_running(world, "job")) == sorted(names) and racks_used(world, "job") == {"r1"}
+    assert {world.node_of(f"b-{i}") for i in range(8)} <= {"r2-0", "r2-1"}
