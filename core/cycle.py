@@ -6,8 +6,9 @@ DESIGN's order and stop at the first "no":
 
 0. a gang's say (core/gang/): hold the pod while its gang reserves, or free the placeholder
    it replaces (then the pod goes to that placeholder's node), or keep a placeholder waiting
-   while no domain of its gang's required topology can hold the gang; a pod preemption holds
-   room for waits for its victims, then takes the held room;
+   while its gang needs more than the cluster has or no domain of its gang's required topology
+   can hold the gang; a pod preemption holds room for waits for its victims, then takes the
+   held room;
 1. rules the shim marked as ones Herder cannot honour -> wait;
 2. queue max along the whole path (room a preemptor's victims freed under a max is the
    preemptor's: core/preemption/held_room.py), and maxapplications when the application is
@@ -268,8 +269,8 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
         if step.replace is not None or step.release is not None:
             replacing = gang_steps.take_placeholder(state, step, ask, now)
             replaces = step.replace.key if step.replace is not None else ""
-        elif ask.placeholder and state.gangs.confined:
-            waiting = gang_topology.placeholder_wait(state, ask)  # no domain of its label holds the gang
+        elif ask.placeholder and (state.gangs.confined or state.gangs.too_large):
+            waiting = gang_topology.placeholder_wait(state, ask)  # larger than the cluster, or no domain holds it
             if waiting:
                 _park(state, app, ask, waiting, now, NO_NODE_FITS)
                 return None

@@ -7,7 +7,7 @@ from the pod topology and a full pass over the nodes; a pod with preferences get
 tie-breakers among the nodes the node sort policy ranks equally. A pod waiting on affinity or
 spread is woken when a pod its selectors match is placed. A pod of a gang with a topology
 (core/gang/topology.py) gets its gang's domain as one more mask (required) or tries its
-domains first (preferred).
+domains first (preferred); a placeholder of a gang larger than the cluster, a mask of no node.
 """
 
 from __future__ import annotations
@@ -85,8 +85,10 @@ def pod_rule_masks(state: CoreState, ask: Ask) -> list[tuple[str, Mask]] | None:
     """The masks of the rules between pods that restrict this ask, None when none does (the
     fast path: a pod with no such rules that no placed pod's anti-affinity matches)."""
     topology = state.partition.topology
-    confined = state.gangs.confined
-    gang = bool(confined) and ask.application_id in confined
+    gangs = state.gangs
+    gang = (bool(gangs.confined) and ask.application_id in gangs.confined) or (
+        bool(gangs.too_large) and ask.application_id in gangs.too_large
+    )
     if not (ask.pod.has_filters() or topology.blocks_anyone() or ask.claims or gang):
         return None
     partition = state.partition
@@ -94,7 +96,7 @@ def pod_rule_masks(state: CoreState, ask: Ask) -> list[tuple[str, Mask]] | None:
     if ask.claims:
         rules.extend(volume_masks(state, ask))
     if gang:
-        rules.extend(gang_topology.domain_rules(state, ask))
+        rules.extend(gang_topology.gang_rules(state, ask))
     return rules or None
 
 

@@ -71,7 +71,7 @@ class Gang:
         self.groups: dict[str, GroupProgress] = {group.name: GroupProgress() for group in spec.groups}
         self.first_allocated: float | None = None  # when its timeout began (or it was found too large)
         self.seen_real = False  # a real pod of the gang was seen (recovered placeholders may come first)
-        self.waiting = ""  # why no placeholder is made yet (the gang is larger than the cluster)
+        self.waiting = ""  # why none of its placeholders is placed yet (the gang is larger than the cluster)
         # Topology (core/gang/topology.py): the domains chosen (None: not yet, or anywhere),
         # fixed once a member landed; why no domain can hold the gang now; when that was judged.
         self.domains: frozenset[str] | None = None

@@ -9,8 +9,8 @@ Otherwise the placeholders would wait forever holding part of the room, so the a
 rejected with the first rule it breaks.
 
 The cluster's size is no rule of that kind (nodes come and go, an autoscaler adds them): a gang
-needing more than the whole cluster has makes no placeholder and waits, saying so, until nodes
-are added (`beyond_cluster`, asked before its first placeholder is made).
+needing more than the whole cluster has places no placeholder and waits, saying so, until nodes
+are added (`beyond_cluster`, asked until its first placeholder is placed).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def beyond_cluster(state: CoreState, spec: GangSpec) -> str | None:
     reason = _above(spec.total, state.partition.cluster_capacity, "what the whole cluster has")
     if reason is None:
         return None
-    return f"{reason}: no placeholder is made until nodes are added"
+    return f"{reason}: no placeholder is placed until nodes are added"
 
 
 def _above(total: Resource, maximum: Mapping[str, int], what: str) -> str | None:

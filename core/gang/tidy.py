@@ -66,8 +66,8 @@ class _Taken:
 
 
 def _fill(state: CoreState, app: Application, gang: Gang, now: float) -> None:
-    if not gang.made and not gang.placeholders() and _too_large(state, gang, now):
-        return
+    if not gang.placeholders():
+        _too_large(state, gang, now)
     taken = _Taken(state)
     for group in gang.spec.groups:
         progress = gang.groups[group.name]
@@ -84,10 +84,11 @@ def _fill(state: CoreState, app: Application, gang: Gang, now: float) -> None:
 
 
 def _too_large(state: CoreState, gang: Gang, now: float) -> bool:
-    """Whether the gang needs more than the whole cluster has: then it makes no placeholder
-    (they could never all be placed, and would hold room meanwhile), its pods wait saying so,
-    and it is looked at again when nodes come, go or change. Its timeout runs from then, as if
-    its reservation had begun: Soft, its pods are then scheduled normally; Hard, it fails."""
+    """Whether the gang needs more than the whole cluster has: then none of its placeholders is
+    placed (they could never all be, and would hold room meanwhile); they wait, as its pods do,
+    saying so (cluster autoscalers see them waiting for nodes), and the gang is looked at again
+    when nodes come, go or change. Its timeout runs from then, as if its reservation had begun:
+    Soft, its pods are then scheduled normally; Hard, it fails."""
     waiting = beyond_cluster(state, gang.spec) or ""
     if waiting:
         state.gangs.too_large.add(gang.app_id)

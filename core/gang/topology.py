@@ -231,22 +231,32 @@ def _judge(state: CoreState, gang: Gang, topology: GangTopology) -> None:
 
 
 def placeholder_wait(state: CoreState, ask: Ask) -> str:
-    """For a placeholder of a gang with a topology whose domain is not fixed yet: choose the
-    domain; why it waits when a required gang fits none."""
-    gang = state.gangs.confined.get(ask.application_id)
-    if gang is None or gang.domains_fixed:
+    """Why a placeholder waits before any node is tried (""; go on): its gang needs more than the
+    whole cluster has, or its gang has a topology and no domain of it can hold the gang (the
+    domain is chosen here while no member has landed)."""
+    gang = state.gangs.gangs.get(ask.application_id)
+    if gang is None:
         return ""
-    assert gang.spec.topology is not None
-    _judge(state, gang, gang.spec.topology)
+    if gang.waiting:
+        return gang.waiting
+    topology = gang.spec.topology
+    if topology is None or gang.domains_fixed:
+        return ""
+    _judge(state, gang, topology)
     return gang.topology_wait
 
 
-def domain_rules(state: CoreState, ask: Ask) -> list[tuple[str, Mask]]:
-    """The node mask a required gang's pod carries, with the reason a node outside it refuses;
-    none for other pods. A pod placed without a placeholder (its gang resumed after a Soft
-    timeout, or it never could reserve) before any member landed goes to the domain that holds
-    the most of the gang."""
-    gang = state.gangs.confined.get(ask.application_id)
+def gang_rules(state: CoreState, ask: Ask) -> list[tuple[str, Mask]]:
+    """The node masks a gang's pod carries, each with the reason a node it excludes refuses the
+    pod: none for a placeholder of a gang larger than the cluster (so no preemption starts for
+    it either); the chosen domain for a pod of a gang with a required topology. A pod placed
+    without a placeholder (its gang resumed after a Soft timeout) before any member landed goes
+    to the domain that holds the most of the gang."""
+    gangs = state.gangs
+    if ask.placeholder and ask.application_id in gangs.too_large:
+        waiting = gangs.gangs[ask.application_id].waiting
+        return [(waiting, np.zeros(state.partition.node_index.size, dtype=np.bool_))]
+    gang = gangs.confined.get(ask.application_id)
     if gang is None:
         return []
     topology = gang.spec.topology

@@ -170,5 +170,5 @@ def test_a_gang_larger_than_the_cluster_holds_nothing_and_runs_once_a_node_joins
     waited = [e["message"] for e in report["events"] if e["objectID"] == "default/job-0"]
     assert (
         "the gang's placeholders need vcore 3000m in all, above what the whole cluster has (2000m):"
-        " no placeholder is made until nodes are added"
+        " no placeholder is placed until nodes are added"
     ) in waited

@@ -435,7 +435,7 @@ def test_gang_max_members_is_a_setting_summed_over_task_groups() -> None:
     assert sorted(real_running(world, "four")) == sorted(four)
 
 
-def test_a_gang_larger_than_the_cluster_makes_no_placeholder_and_reserves_once_nodes_come() -> None:
+def test_a_gang_larger_than_the_cluster_places_no_placeholder_and_reserves_once_nodes_come() -> None:
     world = World(QUEUES)
     play_shim(world)
     world.node("n1", cpu=3)
@@ -443,13 +443,15 @@ def test_a_gang_larger_than_the_cluster_makes_no_placeholder_and_reserves_once_n
     world.pod("plain", app="other", queue="root.a")
     assert world.schedule() == {"plain": "n1"}  # the gang holds no room meanwhile
     assert placeholders(world) == {}
+    why = (
+        "the gang's placeholders need vcore 4000m in all, above what the whole cluster has (3000m):"
+        " no placeholder is placed until nodes are added"
+    )
     doc = world.sched.application_document("job")
-    assert doc is not None and [r for r in doc["requests"] if r.get("placeholder")] == []
-    for name in names:
-        assert world.reason(name) == (
-            "the gang's placeholders need vcore 4000m in all, above what the whole cluster has (3000m):"
-            " no placeholder is made until nodes are added"
-        )
+    assert doc is not None
+    waiting = [r["pendingReason"] for r in doc["requests"] if r.get("placeholder")]
+    assert waiting == [why] * 4  # pending, as autoscalers see them
+    assert all(world.reason(name) == why for name in names)
     world.finish("plain")
     world.node("n2", cpu=1)
     world.schedule()
@@ -470,3 +472,17 @@ def test_a_gang_larger_than_the_cluster_times_out_as_its_style_says() -> None:
     world.schedule(advance=30)  # Soft: its pods are scheduled normally, as many as fit
     assert sorted(real_running(world, "soft")) == sorted(soft)
     assert world.out.evictions == []  # no placeholder was ever made
+
+
+def test_no_pod_is_preempted_for_a_gang_larger_than_the_cluster() -> None:
+    world = World(QUEUES)
+    play_shim(world)
+    world.quota("team", max={"cpu": 8})
+    world.node("n1", cpu=2)
+    for i in range(2):
+        world.running(f"low-{i}", "n1", app="low", queue="root.a", namespace="team")
+    names = gang_pods(world, "job", spec(("w", 3, 1)), {"w": 3}, namespace="team", priority=100)
+    world.schedule()
+    world.schedule(advance=30)  # within its timeout: still reserving
+    assert world.out.evictions == [] and placeholders(world) == {}
+    assert "above what the whole cluster has" in (world.reason(names[0]) or "")

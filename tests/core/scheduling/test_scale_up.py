@@ -212,3 +212,15 @@ def test_with_a_busy_share_a_costly_view_is_kept_a_while_and_without_one_never(m
     world.pod("third", queue="root.open", app="open")
     world.schedule()
     assert "third" in world.sched.scale_up_view().conditions  # the simulator's: always as of now
+
+
+def test_a_gang_larger_than_the_cluster_asks_for_nodes_whole_and_holds_no_room() -> None:
+    world = full_world()
+    names = gang_pods(world, "big", spec(("w", 3, 1)), {"w": 3}, queue="root.open")
+    world.schedule()
+    view = world.sched.scale_up_view()
+    assert all(view.conditions[name].category == NODES for name in names)
+    [need] = view.gangs
+    assert need.waits_for_nodes and need.groups[0][1] == 3  # all three members, in one request
+    assert "above what the whole cluster has" in need.reason
+    assert world.out.evictions == [] and world.out.binds == []
