@@ -86,16 +86,16 @@ def pod_rule_masks(state: CoreState, ask: Ask) -> list[tuple[str, Mask]] | None:
     fast path: a pod with no such rules that no placed pod's anti-affinity matches)."""
     topology = state.partition.topology
     gangs = state.gangs
-    gang = (bool(gangs.confined) and ask.application_id in gangs.confined) or (
-        bool(gangs.too_large) and ask.application_id in gangs.too_large
-    )
-    if not (ask.pod.has_filters() or topology.blocks_anyone() or ask.claims or gang):
-        return None
+    if not (ask.pod.has_filters() or topology.blocks_anyone() or ask.claims):
+        if not (gangs.confined or gangs.too_large):
+            return None  # the common pod: no rules, and no gang restricts where pods go
+        if ask.application_id not in gangs.confined and ask.application_id not in gangs.too_large:
+            return None
     partition = state.partition
     rules = topology.filters(ask.pod, ask.constraints, partition.node_index, partition.nodes)
     if ask.claims:
         rules.extend(volume_masks(state, ask))
-    if gang:
+    if gangs.confined or gangs.too_large:
         rules.extend(gang_topology.gang_rules(state, ask))
     return rules or None
 
