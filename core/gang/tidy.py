@@ -66,7 +66,7 @@ class _Taken:
 
 
 def _fill(state: CoreState, app: Application, gang: Gang, now: float) -> None:
-    if not gang.placeholders():
+    if not gang.made or gang.waiting:  # its first placeholders, or still waiting for nodes
         _too_large(state, gang, now)
     taken = _Taken(state)
     for group in gang.spec.groups:
@@ -124,7 +124,8 @@ def placeholder_placed(state: CoreState, ask: Ask, now: float) -> None:
     if progress is not None:
         progress.asked.discard(ask.key)
         progress.placed.add(ask.key)
-    member_placed(state, ask)
+    if gang.spec.topology is not None:
+        member_placed(state, ask)
     if gang.first_allocated is None:
         gang.first_allocated = now
     _check_reserved(state, gang, now)
