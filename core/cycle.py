@@ -270,9 +270,12 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
             replacing = gang_steps.take_placeholder(state, step, ask, now)
             replaces = step.replace.key if step.replace is not None else ""
         elif ask.placeholder and (state.gangs.confined or state.gangs.too_large):
-            waiting = gang_topology.placeholder_wait(state, ask)  # larger than the cluster, or no domain holds it
+            # larger than the cluster, or no domain holds it (unless room is reserved for it there)
+            waiting = "" if ask.key in state.reservations.by_ask else gang_topology.placeholder_wait(state, ask)
             if waiting:
                 _park(state, app, ask, waiting, now, NO_NODE_FITS)
+                if state.settings.reservation_enabled:
+                    note_refused(state, leaf)  # its gang may reserve nodes in the domain it waits for
                 return None
     reason, cluster_full, rule = _rule_reason(state, leaf, app, ask)
     if reason is None and cluster_full and not _preemption_may_help(state, ask):

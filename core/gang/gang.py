@@ -56,6 +56,7 @@ class Gang:
         "phase",
         "seen_real",
         "spec",
+        "target",
         "template",
         "topology_need",
         "topology_wait",
@@ -79,6 +80,7 @@ class Gang:
         self.topology_wait = ""
         self.topology_need = ""  # the part of that reason that stays while it waits (its pods' words)
         self.most_held: frozenset[str] | None = None  # the domain holding the most of it, when none holds all
+        self.target: frozenset[str] | None = None  # where it waits for room then (could hold it whole)
         self.choice_stamp: tuple[int, int] | None = None
 
     @property

@@ -54,11 +54,12 @@ class Packing:
     rows: dict[str, int]
 
 
-def pack(index: NodeIndex, key: str, groups: Sequence[TaskGroup]) -> Packing:
+def pack(index: NodeIndex, key: str, groups: Sequence[TaskGroup], whole: bool = False) -> Packing:
+    """`whole`: into each domain's capacity, as if nothing ran there (could it ever hold it?)."""
     codes, known = index.domains(key)
     names = list(known)  # a value's code is its place in `known`
     count = len(names)
-    work, rows = index.room()
+    work, rows = index.room(whole)
     labelled = codes < count
     order = np.argsort(codes, kind="stable")  # by domain, columns in the index's order within one
     sorted_codes = codes[order]
@@ -157,12 +158,16 @@ def choose(packing: Packing, topology: GangTopology, groups: Sequence[TaskGroup]
     return Choice(None)
 
 
-def _no_domain(packing: Packing, topology: GangTopology, groups: Sequence[TaskGroup]) -> tuple[str, str]:
+def _no_domain(
+    packing: Packing, topology: GangTopology, groups: Sequence[TaskGroup], ever: bool = False
+) -> tuple[str, str]:
+    """Why no domain holds the gang: what it needs, and what came closest. `ever`: the packing
+    is of the domains' capacity (no domain could hold it even with nothing else running)."""
     level, key = topology.level, topology.key
     names = packing.names
     if not names:
         return f"no node has the label {key} the gang's required topology names", ""
-    lead = f"no {level} (label {key}) can hold the gang's"
+    lead = f"no {level} (label {key}) {'could ever' if ever else 'can'} hold the gang's"
     total = Resource()
     for group in groups:
         total = total + group.total
@@ -171,16 +176,16 @@ def _no_domain(packing: Packing, topology: GangTopology, groups: Sequence[TaskGr
         free = packing.free[row] if row is not None else np.zeros(len(names), dtype=np.int64)
         best = min(range(len(names)), key=lambda i: (-free[i], names[i]))
         if free[best] < total.get_value(name):
-            return (
-                f"{lead} {_members(groups, name)}",
-                f"largest free {_amount(name, int(free[best]))} in {level} {names[best]}",
-            )
+            largest = _amount(name, int(free[best]))
+            if ever:
+                return f"{lead} {_members(groups, name)}", f"the largest, {level} {names[best]}, has {largest} in all"
+            return f"{lead} {_members(groups, name)}", f"largest free {largest} in {level} {names[best]}"
     best = min(range(len(names)), key=lambda i: (-packing.placed[i], -packing.room[i], names[i]))
     members = sum(group.min_member for group in groups)
+    where = "its nodes are too small" if ever else "whose free room is split across nodes"
     return (
         f"{lead} {_members(groups, _main_resource(total))}",
-        f"at most {int(packing.placed[best])} of its {members} members fit in {level} {names[best]},"
-        " whose free room is split across nodes",
+        f"at most {int(packing.placed[best])} of its {members} members fit in {level} {names[best]}, {where}",
     )
 
 
@@ -223,11 +228,32 @@ def _judge(state: CoreState, gang: Gang, topology: GangTopology) -> None:
         return
     gang.choice_stamp = stamp
     needed = gang.topology_need
-    choice = choose(pack(state.partition.node_index, topology.key, gang.spec.groups), topology, gang.spec.groups)
+    index = state.partition.node_index
+    packing = pack(index, topology.key, gang.spec.groups)
+    choice = choose(packing, topology, gang.spec.groups)
     gang.domains, gang.topology_need, gang.topology_wait = choice.domains, choice.need, choice.wait
     gang.most_held = choice.most
+    gang.target = None
+    if choice.domains is None and topology.required and packing.names:
+        gang.target = _target(packing, pack(index, topology.key, gang.spec.groups, whole=True), gang)
     if gang.topology_need != needed:
         wake(state, gang.app_id)  # its held pods take the new words
+
+
+def _target(now: Packing, whole: Packing, gang: Gang) -> frozenset[str] | None:
+    """Where a required gang no domain holds now waits for room (reserves nodes, lets preemption
+    free room): of the domains that could hold it whole, the one holding the most of it now;
+    None when none could (its reason then says so)."""
+    members = gang.spec.members
+    names = now.names
+    able = [i for i in range(len(names)) if whole.placed[i] >= members]
+    if not able:
+        topology = gang.spec.topology
+        assert topology is not None
+        need, closest = _no_domain(whole, topology, gang.spec.groups, ever=True)
+        gang.topology_need, gang.topology_wait = need, f"{need}: {closest}"
+        return None
+    return frozenset({names[min(able, key=lambda i: (-now.placed[i], -now.room[i], names[i]))]})
 
 
 def placeholder_wait(state: CoreState, ask: Ask) -> str:
@@ -249,9 +275,11 @@ def placeholder_wait(state: CoreState, ask: Ask) -> str:
 def gang_rules(state: CoreState, ask: Ask) -> list[tuple[str, Mask]]:
     """The node masks a gang's pod carries, each with the reason a node it excludes refuses the
     pod: none for a placeholder of a gang larger than the cluster (so no preemption starts for
-    it either); the chosen domain for a pod of a gang with a required topology. A pod placed
-    without a placeholder (its gang resumed after a Soft timeout) before any member landed goes
-    to the domain that holds the most of the gang."""
+    it either); the chosen domain for a pod of a gang with a required topology. While no
+    domain holds the gang, its placeholders wait with the domain they will take when room comes
+    (reservations and preemption look there only); a pod placed without a placeholder (its gang
+    resumed after a Soft timeout) before any member landed goes to the domain that holds the
+    most of the gang."""
     gangs = state.gangs
     if ask.placeholder and ask.application_id in gangs.too_large:
         waiting = gangs.gangs[ask.application_id].waiting
@@ -266,8 +294,8 @@ def gang_rules(state: CoreState, ask: Ask) -> list[tuple[str, Mask]]:
     if not gang.domains_fixed:
         _judge(state, gang, topology)
     domains = gang.domains
-    if domains is None and not gang.reserving:
-        domains = gang.most_held
+    if domains is None:
+        domains = gang.target if gang.reserving else gang.most_held
     index = state.partition.node_index
     if domains is not None:
         where = ", ".join(sorted(domains))

@@ -285,13 +285,22 @@ class NodeIndex:
         wanted = [known[value] for value in values if value in known]
         return np.isin(codes, np.array(wanted, dtype=np.int64))
 
-    def room(self) -> tuple[npt.NDArray[np.int64], dict[str, int]]:
-        """A copy of every column's available resources (a row per resource, by the row numbers
-        returned beside it): what a plan of several pods at once may use up on paper (a gang
-        packed into a domain, core/gang/topology.py)."""
+    def room(self, whole: bool = False) -> tuple[npt.NDArray[np.int64], dict[str, int]]:
+        """A copy of every column's available resources (`whole`: its capacity, as if nothing ran
+        there) with a row per resource, by the row numbers returned beside it: what a plan of
+        several pods at once may use up on paper (a gang packed into a domain,
+        core/gang/topology.py)."""
         if self._dirty:
             self._rebuild()
-        return self._avail.copy(), self._columns
+        if not whole:
+            return self._avail.copy(), self._columns
+        capacity = np.zeros_like(self._avail)
+        for pos, name in enumerate(self._names):
+            for key, amount in self._nodes[name].info.capacity.items():
+                row = self._columns.get(key)
+                if row is not None:
+                    capacity[row, pos] = amount
+        return capacity, self._columns
 
     def static_fit(self, constraints: NodeConstraints) -> npt.NDArray[np.bool_]:
         """The columns these constraints allow, usage aside (read only: it is kept)."""

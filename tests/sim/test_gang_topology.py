@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from tests.sim.scenarios import node, pod, simulate
+from tests.sim.test_reservations import OFF, as_gang, entry, example
 
 RACK = "topology.example.com/rack"
 REQUIRED = "kueue.x-k8s.io/podset-required-topology"
@@ -99,3 +100,25 @@ def test_a_preferred_gang_takes_one_rack_when_it_can_and_spills_over_the_fewest_
     assert racks_of(report, "one", 3) == {"r1"}
     assert racks_of(report, "two", 6) == {"r2", "r3"}
     assert all(report["pods"][f"default/two-{i}"]["bound"] == 1 for i in range(6))
+
+
+def starving_rack_gang() -> dict[str, Any]:
+    """examples/starvation.yaml with its large pod as a gang of two 4-core pods that must share a
+    rack: rack r1 is the two 4-core nodes the stream of small pods keeps busy, rack r2 one node
+    of 2 cores (too small for the gang)."""
+    doc = as_gang(example())
+    entry(doc, "big")["pod"]["metadata"]["annotations"][REQUIRED] = RACK
+    doc["nodes"] = [rack("r1", 2, cpu="4"), rack("r2", 1, cpu="2")]
+    return doc
+
+
+def test_a_gang_waiting_for_a_rack_reserves_its_nodes_there_and_does_not_starve() -> None:
+    report = simulate(starving_rack_gang())
+    bound = [report["pods"][f"default/big-{i}"] for i in range(2)]
+    assert {pod["node"].partition("n")[0] for pod in bound} == {"r1"}
+    assert max(pod["bound"] for pod in bound) < 30
+    reserved = [e for e in report["events"] if e["reason"] == "Reserved" and "tg-big" in e["objectID"]]
+    assert reserved and all("r1n" in e["message"] for e in reserved)
+    # Without reservations the stream keeps the rack busy until it stops.
+    starved = simulate(starving_rack_gang(), OFF)
+    assert min(starved["pods"][f"default/big-{i}"]["bound"] for i in range(2)) > 250

@@ -106,8 +106,8 @@ def test_a_required_gang_stays_in_one_rack_where_binpacking_alone_would_spread_i
 def test_a_required_gang_no_rack_can_hold_waits_with_the_reason_and_others_run() -> None:
     world = World(QUEUES)
     play_shim(world)
-    racks(world, r1=(2, 8), r2=(3, 8), r3=(3, 8))
-    world.foreign("busy", "r2-0", cpu=8)  # r2 has 16 cores free, r3 24: neither holds 32
+    racks(world, r1=(2, 8), r2=(4, 8), r3=(3, 8))
+    world.foreign("busy", "r2-0", cpu=8)  # r2 has 24 cores free, r3 24 in all: neither holds 32 now
     names = gang(world, "big", 8, 4)
     world.pod("plain", app="plain", queue="root.a", cpu=2)
     bound = world.schedule()
@@ -115,15 +115,32 @@ def test_a_required_gang_no_rack_can_hold_waits_with_the_reason_and_others_run()
     doc = world.sched.application_document("big")
     assert doc is not None
     waiting = {r["pendingReason"] for r in doc["requests"] if r.get("placeholder")}
-    assert waiting == {f"no rack (label {RACK}) can hold the gang's 8 x 4 cores: largest free 24 cores in rack r3"}
+    assert waiting == {f"no rack (label {RACK}) can hold the gang's 8 x 4 cores: largest free 24 cores in rack r2"}
     for name in names:
         assert world.reason(name) == (
             f"waiting for all 8 placeholders of its gang to be allocated: no rack (label {RACK}) can hold"
             " the gang's 8 x 4 cores"
         )
-    world.node("r3-3", cpu=8, memory="64Gi", labels={RACK: "r3"})  # r3 grows to 32 cores
+    world.finish("busy")  # r2's 32 cores come free
     world.schedule()
-    assert racks_used(world, "big") == {"r3"} and sorted(real_running(world, "big")) == sorted(names)
+    assert racks_used(world, "big") == {"r2"} and sorted(real_running(world, "big")) == sorted(names)
+
+
+def test_a_gang_no_rack_could_ever_hold_says_so_and_runs_when_a_rack_grows() -> None:
+    world = World(QUEUES)
+    play_shim(world)
+    racks(world, r1=(2, 8), r2=(3, 8))
+    names = gang(world, "big", 8, 4)
+    world.schedule()
+    doc = world.sched.application_document("big")
+    assert doc is not None
+    waiting = {r["pendingReason"] for r in doc["requests"] if r.get("placeholder")}
+    assert waiting == {
+        f"no rack (label {RACK}) could ever hold the gang's 8 x 4 cores: the largest, rack r2, has 24 cores in all"
+    }
+    world.node("r2-3", cpu=8, memory="64Gi", labels={RACK: "r2"})  # r2 grows to 32 cores
+    world.schedule()
+    assert racks_used(world, "big") == {"r2"} and sorted(real_running(world, "big")) == sorted(names)
 
 
 def test_nodes_without_the_label_are_never_used_for_a_required_gang() -> None:
@@ -135,7 +152,7 @@ def test_nodes_without_the_label_are_never_used_for_a_required_gang() -> None:
     world.schedule()
     assert placeholders(world) == {} and real_running(world, "job") == []
     assert world.node_doc("loose")["allocations"] == []
-    assert "no rack (label topology.example.com/rack) can hold" in (world.reason(names[0]) or "")
+    assert "no rack (label topology.example.com/rack) could ever hold" in (world.reason(names[0]) or "")
 
 
 def test_a_gang_whose_label_no_node_has_waits_saying_so() -> None:
@@ -151,7 +168,9 @@ def test_a_gang_whose_label_no_node_has_waits_saying_so() -> None:
 
 def test_room_split_across_small_nodes_is_said_as_such() -> None:
     world = World(QUEUES)
-    racks(world, r1=(4, 3))  # 12 cores, but no node holds a member of 4
+    racks(world, r1=(4, 4))
+    for i in range(4):
+        world.foreign(f"busy-{i}", f"r1-{i}", cpu=1)  # 12 cores free, but no node holds a member of 4
     gang(world, "job", 3, 4)
     world.schedule()
     doc = world.sched.application_document("job")
@@ -287,7 +306,7 @@ def test_a_gang_in_its_rack_preempts_only_there() -> None:
     assert evicted and all(key.startswith("low-r1-0") for key in evicted), evicted
 
 
-def test_a_gang_no_rack_can_hold_makes_no_one_preempt_for_it() -> None:
+def test_a_gang_no_rack_can_hold_preempts_no_pod_of_its_own_quota() -> None:
     world = World(QUEUES)
     play_shim(world)
     world.quota("team", max={"cpu": 16})
@@ -301,7 +320,8 @@ def test_a_gang_no_rack_can_hold_makes_no_one_preempt_for_it() -> None:
         ask = world.ask(name, app="job", queue="root.a", namespace="team", priority=100)
         world.sched.add_ask(ask._replace(task_group="w", gang=replace(spec, originator=name) if i == 0 else None))
     world.schedule()
-    # Evicting pod by pod cannot promise a whole rack: nothing is evicted, the gang says why it waits.
+    # In-quota preemption evicts for one pod at a time, which cannot promise a whole rack: nothing
+    # is evicted, the gang says why it waits.
     assert world.out.evicted() == []
     assert "no rack (label topology.example.com/rack) can hold" in (world.reason("job-0") or "")
 

@@ -14,7 +14,7 @@ from tests.core.scheduling.test_gangs import QUEUES
 from tests.core.scheduling.world import World, res
 
 RACK = "topology.example.com/rack"
-NO_RACK = f"no rack (label {RACK}) can hold"
+NO_RACK = f"no rack (label {RACK})"
 
 racks = st.lists(st.lists(st.sampled_from([2, 4, 8]), min_size=1, max_size=3), min_size=1, max_size=4)
 gangs = st.tuples(
