@@ -21,7 +21,9 @@ from tests.kube.conftest import Cluster, eventually, herder_pod
 from tests.kube.emulator import HERDER_NAMESPACE, node_body
 from tests.kube.test_operator_run import herder, kubeconfig
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = pytest.mark.timeout(240)
+
+START_UP = 90.0  # a process importing kopf and the client starts slowly on a loaded 2-core machine
 
 FAST_LEASE = ("leader.leaseDuration=3s", "leader.renewDeadline=2s", "leader.retryPeriod=0.3s", "status.interval=0.2s")
 
@@ -47,9 +49,9 @@ def test_a_leader_paused_past_its_lease_writes_nothing_after_the_standby_takes_o
     leader, leader_log = replica(cluster, tmp_path, "herder-a")
     standby: subprocess.Popen[bytes] | None = None
     try:
-        eventually(lambda: holder(cluster) == "herder-a", "herder-a to lead")
+        eventually(lambda: holder(cluster) == "herder-a", "herder-a to lead", START_UP)
         standby, standby_log = replica(cluster, tmp_path, "herder-b")
-        eventually(lambda: "synced" in standby_log.read_text(), "herder-b to load the cluster")
+        eventually(lambda: "synced" in standby_log.read_text(), "herder-b to load the cluster", START_UP)
         cluster.create_namespace("batch")
         for index in range(3):
             cluster.core.create_namespaced_pod("batch", herder_pod(f"big-{index}", cpu="6"))  # no node fits yet
