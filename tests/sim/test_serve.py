@@ -73,6 +73,13 @@ class Served:
         return code, self.process.stdout.read()
 
 
+def _as_in_a_terminal() -> None:
+    """Ctrl+C reaches the served simulation as in a terminal's foreground, even when the suite
+    itself runs in the background (a shell's background job starts with SIGINT ignored, and a
+    child inherits that)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.fixture
 def serve(tmp_path: Path) -> Iterator[Callable[..., Served]]:
     started: list[subprocess.Popen[str]] = []
@@ -81,7 +88,13 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., Served]]:
         command = [sys.executable, "-m", "shim.cli", "simulate", *args, "--serve", "--port", "0", "--quiet"]
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         process = subprocess.Popen(
-            command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            command,
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=_as_in_a_terminal,
         )
         started.append(process)
         assert process.stderr is not None
