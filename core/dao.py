@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.config import config_document
+from core.gang.gang import Gang
 from core.objects import queue_priority
 from core.objects.application import Application
 from core.objects.ask import Allocation
@@ -281,6 +282,8 @@ def placeholder_data(state: CoreState, app_id: str) -> dict[str, Any]:
             "domains": sorted(gang.domains) if gang.domains is not None else [],
             "fixed": gang.domains_fixed,
         }
+    if spec.from_pods:
+        return {**topology, **_from_pods_data(gang)}
     return {
         **topology,
         "gangSchedulingStyle": spec.style,
@@ -299,6 +302,30 @@ def placeholder_data(state: CoreState, app_id: str) -> dict[str, Any]:
                 "timedout": gang.groups[group.name].timed_out,
             }
             for group in spec.groups
+        ],
+    }
+
+
+def _from_pods_data(gang: Gang) -> dict[str, Any]:
+    """A PodGroup API's gang: its source, its minimum of pods (and of each task) and, per task,
+    the placeholders cut from its pods."""
+    spec = gang.spec
+    return {
+        "gangSource": spec.source,
+        "gangSchedulingStyle": spec.style,
+        "placeholderTimeoutInSeconds": spec.timeout,
+        "gangPhase": gang.phase,
+        "minMembers": spec.members,
+        **({"minResources": resource_doc(spec.min_resources)} if spec.min_resources is not None else {}),
+        "taskGroups": [{"name": group.name, "minMember": group.min_member} for group in spec.groups],
+        "placeholderData": [
+            {
+                "taskGroupName": name,
+                "count": len(progress.asked) + len(progress.placed) + progress.replaced,
+                "replaced": progress.replaced,
+                "timedout": progress.timed_out,
+            }
+            for name, progress in sorted(gang.groups.items())
         ],
     }
 

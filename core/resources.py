@@ -245,6 +245,14 @@ class Resource(Mapping[str, int]):
         """Per resource present on both sides, the smaller value."""
         return Resource._wrap({k: min(v, other[k]) for k, v in self._values.items() if k in other})
 
+    def component_max(self, other: Mapping[str, int]) -> Resource:
+        """Per resource named on either side, the larger value (an unnamed one is zero)."""
+        values = dict(self._values)
+        for key, val in other.items():
+            if val > values.get(key, 0) or key not in values:
+                values[key] = max(val, values.get(key, 0))
+        return Resource._wrap(values)
+
     def clamp_non_negative(self) -> Resource:
         return Resource._wrap({k: max(v, 0) for k, v in self._values.items()})
 

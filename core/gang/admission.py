@@ -65,7 +65,7 @@ def recovered(state: CoreState, app: Application, allocation: Allocation) -> Non
     node = state.partition.nodes.get(allocation.node_id)
     gang.member_placed(node.info.labels if node is not None else None)  # its topology domain, if any
     if ask.placeholder:
-        progress = gang.groups.get(ask.task_group)
+        progress = gang.progress(ask.task_group)
         if progress is not None:
             progress.placed.add(ask.key)
             progress.asked.discard(ask.key)

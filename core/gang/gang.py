@@ -12,6 +12,11 @@ fits. Placeholder asks are made by the core itself (`placeholder_ask`), one per 
 task group, and placed like any pod: they count in every tracker exactly like the pods they
 stand for. In a leaf queue gangs reserve one at a time, in arrival order, so two gangs never
 each hold half of what both need.
+
+A gang of a PodGroup API (`GangSpec.from_pods`) is Reserving from its first pod, but `short`
+(no placeholder made, nothing held, no gang behind it kept back) until its minimum of pods
+exists; then each placeholder is cut from one of those pods (`stand_ins`) and that pod takes
+its place once all are allocated.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Container, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from core.gang.spec import GangSpec, TaskGroup
 from core.objects.ask import Allocation, Ask
@@ -47,6 +52,7 @@ class Gang:
     __slots__ = (
         "app_id",
         "choice_stamp",
+        "cut",
         "domains",
         "domains_fixed",
         "first_allocated",
@@ -55,7 +61,9 @@ class Gang:
         "most_held",
         "phase",
         "seen_real",
+        "short",
         "spec",
+        "stand_ins",
         "target",
         "template",
         "topology_need",
@@ -82,6 +90,11 @@ class Gang:
         self.most_held: frozenset[str] | None = None  # the domain holding the most of it, when none holds all
         self.target: frozenset[str] | None = None  # where it waits for room then (could hold it whole)
         self.choice_stamp: tuple[int, int] | None = None
+        # From pods (a PodGroup API's gang): why no placeholder is made yet (too few pods); each
+        # member pod's placeholder; the members as task groups of one shape each (what is packed).
+        self.short = ""
+        self.stand_ins: dict[str, str] = {}  # real pod key -> the placeholder cut from it
+        self.cut: tuple[TaskGroup, ...] = ()
 
     @property
     def reserving(self) -> bool:
@@ -90,12 +103,19 @@ class Gang:
     def hold_reason(self) -> str:
         """Why the gang's real pods wait while it reserves: the same words until that changes
         (one event per pod, not one per placeholder or per change of free room)."""
+        if self.short:
+            return self.short
         if self.waiting:
             return self.waiting
         words = f"waiting for all {self.spec.members} placeholders of its gang to be allocated"
         if self.topology_need:
             words += f": {self.topology_need}"
         return words
+
+    @property
+    def shape(self) -> tuple[TaskGroup, ...]:
+        """The placeholders the gang makes, as task groups: its own, or (from pods) its members'."""
+        return self.cut if self.spec.from_pods else self.spec.groups
 
     def member_placed(self, node_labels: Mapping[str, str] | None) -> None:
         """A placeholder landed on a node with these labels (or was found on one after a
@@ -114,6 +134,13 @@ class Gang:
         elif value is not None and self.domains is not None and not topology.required:
             self.domains = self.domains | {value}  # a preferred gang that had to spill over
 
+    def progress(self, group: str) -> GroupProgress | None:
+        """The group's progress; a from-pods gang keeps one for every task its pods name."""
+        found = self.groups.get(group)
+        if found is None and self.spec.from_pods:
+            found = self.groups[group] = GroupProgress()
+        return found
+
     def placeholders(self) -> set[str]:
         """Every placeholder on a node, unused so far."""
         return {key for progress in self.groups.values() for key in progress.placed}
@@ -122,7 +149,13 @@ class Gang:
         return {key for progress in self.groups.values() for key in progress.asked}
 
     def forget(self, key: str) -> str | None:
-        """A placeholder (pending or placed) is gone; the name of its group, or None."""
+        """A placeholder (pending or placed) or a real pod is gone; the name of a placeholder's
+        group, or None. A placeholder whose pod left stands in for nobody until it is given to
+        another pod or released."""
+        if self.stand_ins:
+            self.stand_ins.pop(key, None)
+            for member in [member for member, placeholder in self.stand_ins.items() if placeholder == key]:
+                del self.stand_ins[member]
         for name, progress in self.groups.items():
             if key in progress.asked or key in progress.placed:
                 progress.asked.discard(key)
@@ -185,11 +218,23 @@ class GangRegistry:
         self.too_large.discard(gang.app_id)
 
     def ahead_of(self, app_id: str, queue_path: str) -> str | None:
-        """The gang that arrived first and still reserves in this leaf, when it is another one."""
+        """The gang that arrived first and still reserves in this leaf, when it is another one.
+        A gang waiting for its pods holds nothing and keeps no gang back."""
         for other, path in self.reserving.items():
             if path == queue_path:
-                return None if other == app_id else other
+                if other == app_id:
+                    return None
+                gang = self.gangs.get(other)
+                if gang is None or not gang.short:
+                    return other
         return None
+
+    def to_back(self, gang: Gang) -> None:
+        """The gang reserves again after the gangs of its leaf that reserve now (it was waiting
+        for its pods, or its placeholders timed out)."""
+        path = self.reserving.pop(gang.app_id, None)
+        if path is not None:
+            self.reserving[gang.app_id] = path
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +266,8 @@ def step_for(registry: GangRegistry, allocations: dict[str, Allocation], queue_p
                 " task-groups definition (yunikorn.apache.org/task-groups) yet"
             )
         return PROCEED
+    if gang.spec.from_pods:
+        return _from_pods_step(gang, allocations, ask)
     if ask.task_group and ask.task_group not in gang.groups:
         defined = ", ".join(repr(name) for name in gang.groups)
         return Step(
@@ -239,22 +286,56 @@ def step_for(registry: GangRegistry, allocations: dict[str, Allocation], queue_p
     return Step(release=placeholder)
 
 
+def _from_pods_step(gang: Gang, allocations: dict[str, Allocation], ask: Ask) -> Step:
+    """A real pod of a from-pods gang: held while the gang reserves; then it takes the
+    placeholder cut from it, or (a pod made again in its place) one cut from a pod of its
+    shape that left; else it is placed as any pod."""
+    if gang.reserving:
+        return Step(hold=gang.hold_reason())
+    own = gang.stand_ins.get(ask.key)
+    placeholder = allocations.get(own) if own is not None else None
+    if placeholder is None:
+        claimed = set(gang.stand_ins.values())
+        for key in sorted(gang.placeholders() - claimed):
+            candidate = allocations.get(key)
+            if candidate is not None and _same_shape(candidate, ask):
+                placeholder = candidate
+                break
+    return PROCEED if placeholder is None else Step(replace=placeholder)
+
+
+def _same_shape(placeholder: Allocation, ask: Ask) -> bool:
+    stand_in = placeholder.ask
+    return (
+        stand_in is not None
+        and ask.resource.fits_in(placeholder.resource)
+        and stand_in.constraints == ask.constraints
+        and stand_in.task_group == ask.task_group
+    )
+
+
+def stand_in_ask(member: Ask, spec: GangSpec, taken: Container[str], index: int) -> Ask:
+    """The placeholder of a from-pods gang standing in for `member`: the pod itself (its size,
+    node rules and rules between pods), with the gang's placeholder name and key."""
+    key, name = _placeholder_name(member, member.task_group or "member", taken, index)
+    return member._replace(
+        key=key,
+        name=name,
+        gang=replace(spec, originator=member.key),
+        placeholder=True,
+        problems=(),
+        notices=(),
+        claims=(),
+    )
+
+
 def placeholder_ask(originator: Ask, spec: GangSpec, group: TaskGroup, taken: Container[str], index: int) -> Ask:
     """A placeholder for one member of `group`, with YuniKorn's name shape
     `tg-<application>-<group>-<nonce>`; the key is `<namespace>/<name>`, unique among `taken`."""
-    app = _dns(originator.application_id)[:28].strip("-") or "app"
-    name_part = _dns(group.name)[:20].strip("-") or "group"
-    while True:
-        seed = f"{originator.application_id}/{group.name}/{index}".encode()
-        nonce = hashlib.sha256(seed).hexdigest()[:10]
-        name = f"tg-{app}-{name_part}-{nonce}"
-        key = f"{originator.namespace}/{name}" if originator.namespace else name
-        if key not in taken:
-            break
-        index += 1
+    key, name = _placeholder_name(originator, group.name, taken, index)
     return originator._replace(
         key=key,
-        name=key,
+        name=name,
         resource=group.min_resource,
         constraints=group.constraints,
         pod=group.pod,
@@ -263,6 +344,19 @@ def placeholder_ask(originator: Ask, spec: GangSpec, group: TaskGroup, taken: Co
         placeholder=True,
         problems=(),
     )
+
+
+def _placeholder_name(originator: Ask, group: str, taken: Container[str], index: int) -> tuple[str, str]:
+    app = _dns(originator.application_id)[:28].strip("-") or "app"
+    name_part = _dns(group)[:20].strip("-") or "group"
+    while True:
+        seed = f"{originator.application_id}/{group}/{index}".encode()
+        nonce = hashlib.sha256(seed).hexdigest()[:10]
+        name = f"tg-{app}-{name_part}-{nonce}"
+        key = f"{originator.namespace}/{name}" if originator.namespace else name
+        if key not in taken:
+            return key, key
+        index += 1
 
 
 def _dns(text: str) -> str:

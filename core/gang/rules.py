@@ -6,7 +6,9 @@ placeholders (every group's `minMember` x `minResource`) must fit, all together,
 queue's max and every ancestor's (the root's cluster size excepted: nodes come and go), under
 every user and group limit that applies to its user there, and under its elastic quota's max.
 Otherwise the placeholders would wait forever holding part of the room, so the application is
-rejected with the first rule it breaks.
+rejected with the first rule it breaks. A PodGroup API's gang (`from_pods`) is checked the same
+way with its minimum of pods and resources, and again with its pods' own requests once they
+exist (`total_refusal`).
 
 The cluster's size is no rule of that kind (nodes come and go, an autoscaler adds them): a gang
 needing more than the whole cluster has places no placeholder and waits, saying so, until nodes
@@ -27,12 +29,16 @@ from core.state import CoreState
 
 def gang_refusal(state: CoreState, queue: Queue, ask: Ask, spec: GangSpec) -> str | None:
     """Why this gang can never reserve, or None."""
-    if not spec.groups:
+    if not spec.groups and not spec.from_pods:
         return "the task-groups annotation defines no task group"
     most = state.settings.gang_max_members
     if spec.members > most:
         return f"the gang has {spec.members} members in all, above the setting gang.maxMembers ({most})"
-    total = spec.total
+    return total_refusal(state, queue, ask, spec.total)
+
+
+def total_refusal(state: CoreState, queue: Queue, ask: Ask, total: Resource) -> str | None:
+    """Why placeholders taking `total` together could never all be allocated, or None."""
     for level in queue.ancestry():
         if level.parent is None or level.max is None:
             continue
@@ -51,10 +57,11 @@ def gang_refusal(state: CoreState, queue: Queue, ask: Ask, spec: GangSpec) -> st
     return None
 
 
-def beyond_cluster(state: CoreState, spec: GangSpec) -> str | None:
-    """Why the gang cannot reserve on the cluster as it is now (it needs more than all its nodes
-    have), or None. Resources no node has are not counted: an autoscaler may bring them."""
-    reason = _above(spec.total, state.partition.cluster_capacity, "what the whole cluster has")
+def beyond_cluster(state: CoreState, total: Resource) -> str | None:
+    """Why a gang whose placeholders take `total` together cannot reserve on the cluster as it
+    is now (it needs more than all its nodes have), or None. Resources no node has are not
+    counted: an autoscaler may bring them."""
+    reason = _above(total, state.partition.cluster_capacity, "what the whole cluster has")
     if reason is None:
         return None
     return f"{reason}: no placeholder is placed until nodes are added"

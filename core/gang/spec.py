@@ -1,12 +1,19 @@
 """What a gang's pods tell the core: task groups, the scheduling policy parameters and the
 topology the gang must (or would like to) stay inside.
 
-The shim reads a gang source's keys (YuniKorn's `yunikorn.apache.org/task-groups`,
-`task-group-name`, `schedulingPolicyParameters`; Kueue's `podset-required-topology` and
-`podset-preferred-topology`) into these typed objects; the core never sees JSON. A task
-group asks for `min_member` placeholders, each of `min_resource` (one pod's request, `pods`
-included), placed by the group's own rules. Any gang source (a PodGroup API, say) fills the
-same `GangSpec`, `topology` included.
+The shim reads a gang source into these typed objects; the core never sees JSON. YuniKorn's
+annotations (`yunikorn.apache.org/task-groups`, `task-group-name`, `schedulingPolicyParameters`)
+give task groups with templates: a task group asks for `min_member` placeholders, each of
+`min_resource` (one pod's request, `pods` included), placed by the group's own rules. Kueue's
+`podset-required-topology` and `podset-preferred-topology` (and a Kubernetes PodGroup's
+scheduling constraints) give the `topology`, whatever API defines the gang.
+
+The PodGroup APIs (scheduler-plugins, Volcano, Kubernetes' Workload and PodGroup) have no
+templates: their gangs are `from_pods`. Such a gang waits, holding nothing, until `min_members`
+of its pods exist (and each task's minimum of `groups`, Volcano's `minTaskMember`), then cuts
+one placeholder from each of those pods, so every placeholder is exactly the pod it stands
+for. On timeout its style is `RETRY`: the placeholders are released and the gang reserves
+again behind the gangs that waited in its queue; its pods never run one by one.
 """
 
 from __future__ import annotations
@@ -19,7 +26,8 @@ from core.resources import Resource
 
 SOFT = "Soft"
 HARD = "Hard"
-STYLES = (SOFT, HARD)
+STYLES = (SOFT, HARD)  # what YuniKorn's gangSchedulingStyle may say
+RETRY = "Retry"  # a PodGroup API's gang: on timeout, release and reserve again later
 DEFAULT_TIMEOUT = 15 * 60.0  # seconds from the first placeholder allocated (YuniKorn's default)
 TIMEOUT_REASON = "ResourceReservationTimeout"
 
@@ -79,6 +87,11 @@ class GangSpec:
     style: str = SOFT
     originator: str = ""
     topology: GangTopology | None = None
+    # A PodGroup API's gang (see above): at least `min_members` pods, placeholders cut from them.
+    min_members: int = 0
+    min_resources: Resource | None = None  # the API's minimum resources, checked like the placeholders' total
+    from_pods: bool = False
+    source: str = ""  # the object that defines the gang, for reasons: "scheduler-plugins PodGroup ml/train"
 
     def group(self, name: str) -> TaskGroup | None:
         for group in self.groups:
@@ -88,11 +101,14 @@ class GangSpec:
 
     @property
     def total(self) -> Resource:
+        """What all placeholders together take, at least (with the API's minimum resources)."""
         total = Resource()
         for group in self.groups:
             total = total + group.total
+        if self.min_resources is not None:
+            total = total.component_max(self.min_resources)
         return total
 
     @property
     def members(self) -> int:
-        return sum(group.min_member for group in self.groups)
+        return max(self.min_members, sum(group.min_member for group in self.groups))

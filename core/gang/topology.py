@@ -229,13 +229,13 @@ def _judge(state: CoreState, gang: Gang, topology: GangTopology) -> None:
     gang.choice_stamp = stamp
     needed = gang.topology_need
     index = state.partition.node_index
-    packing = pack(index, topology.key, gang.spec.groups)
-    choice = choose(packing, topology, gang.spec.groups)
+    packing = pack(index, topology.key, gang.shape)
+    choice = choose(packing, topology, gang.shape)
     gang.domains, gang.topology_need, gang.topology_wait = choice.domains, choice.need, choice.wait
     gang.most_held = choice.most
     gang.target = None
     if choice.domains is None and topology.required and packing.names:
-        gang.target = _target(packing, pack(index, topology.key, gang.spec.groups, whole=True), gang)
+        gang.target = _target(packing, pack(index, topology.key, gang.shape, whole=True), gang)
     if gang.topology_need != needed:
         wake(state, gang.app_id)  # its held pods take the new words
 
@@ -250,7 +250,7 @@ def _target(now: Packing, whole: Packing, gang: Gang) -> frozenset[str] | None:
     if not able:
         topology = gang.spec.topology
         assert topology is not None
-        need, closest = _no_domain(whole, topology, gang.spec.groups, ever=True)
+        need, closest = _no_domain(whole, topology, gang.shape, ever=True)
         gang.topology_need, gang.topology_wait = need, f"{need}: {closest}"
         return None
     return frozenset({names[min(able, key=lambda i: (-now.placed[i], -now.room[i], names[i]))]})

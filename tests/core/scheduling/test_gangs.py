@@ -183,6 +183,18 @@ def test_hard_timeout_fails_the_application_and_tells_its_pods_why() -> None:
     assert world.node_of(names[0]) is None
 
 
+def test_hard_timeout_says_for_each_waiting_pod_that_it_failed_so_the_shim_can_fail_it() -> None:
+    world = World(QUEUES)
+    play_shim(world)
+    world.node("n1", cpu=3)
+    names = gang_pods(world, "job", spec(("w", 4, 1), timeout=30, style=HARD), {"w": 4})
+    world.schedule()
+    world.schedule(advance=31)
+    failed = [e for e in world.out.events if e.type == "REQUEST" and e.reason == "ResourceReservationTimeout"]
+    assert sorted(e.object_id for e in failed) == sorted(names)
+    assert all(e.reference_id == "job" and "not all allocated within 30s" in e.message for e in failed)
+
+
 def test_soft_timeout_releases_the_placeholders_and_schedules_the_pods_normally() -> None:
     world = World(QUEUES)
     play_shim(world)
