@@ -10,7 +10,9 @@ Shared by the simulator and the kopf operator. One module per kind of object or 
       priority.py       whether it may be preempted, what its PriorityClass adds
       rules.py          its rules between pods (affinity, spread, host ports)
       identity.py       its application, queue and user
-      gangs/            its gang, one module per gang API (gangs/yunikorn.py: YuniKorn's annotations)
+      gang_sources.py   the group object it names (a PodGroup API), and its gang from that group
+      gangs/            its gang, one module per gang API (gangs/yunikorn.py: YuniKorn's annotations;
+                        coscheduling.py, volcano.py, kubernetes_pod_group.py, kubernetes_workload.py)
       storage.py        its claims; and StorageClasses, PersistentVolumes, PersistentVolumeClaims
       deadline.py       its activeDeadlineSeconds (when the kubelet ends it at the latest)
     namespaces.py     a Namespace's annotations -> application tags

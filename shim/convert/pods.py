@@ -17,6 +17,7 @@ from core.objects.constraints import NodeConstraints
 from core.resources import Resource
 from shim.convert.constraints import pod_constraints
 from shim.convert.deadline import active_deadline, foreign_deadline
+from shim.convert.gang_sources import GroupLookup, group_gang, group_ref, no_groups
 from shim.convert.gangs.yunikorn import is_placeholder, pod_gang
 from shim.convert.identity import LABEL_APP_ID, application_id, is_herder_pod, queue_name, user_info
 from shim.convert.namespaces import namespace_read
@@ -59,9 +60,16 @@ def pod_key(pod: PodLike) -> str:
     return pod.uid if pod.uid and not is_placeholder(pod) else pod.name
 
 
-def pod_to_ask(pod: PodLike, namespace: Mapping[str, Any] | None, scheduler_name: str = "herder", key: str = "") -> Ask:
+def pod_to_ask(
+    pod: PodLike,
+    namespace: Mapping[str, Any] | None,
+    scheduler_name: str = "herder",
+    key: str = "",
+    groups: GroupLookup = no_groups,
+) -> Ask:
     """A pending Herder pod; unreadable parts go into `problems` so the pod stays pending with a
-    reason. `key`: its `pod_key`, when the caller has it already."""
+    reason. `key`: its `pod_key`, when the caller has it already; `groups`: the group objects
+    (PodGroups, Workloads) the caller knows, by key."""
     pod = as_view(pod)
     labels = pod.labels
     name = pod.name
@@ -98,8 +106,17 @@ def pod_to_ask(pod: PodLike, namespace: Mapping[str, Any] | None, scheduler_name
         deadline = None
     quota = labels.get(LABEL_QUOTA_NAME)
     key = key or pod_key(pod)
-    app_id = application_id(pod)
-    gang, gang_problems = pod_gang(pod, key, namespace, {LABEL_APP_ID: app_id})
+    try:
+        ref = group_ref(pod)
+    except ConversionError as err:
+        problems.append(str(err))
+        ref = None
+    if ref is not None:  # a PodGroup API's pod: the group is its application and its gang
+        app_id = ref.application_id
+        gang, gang_problems = group_gang(pod, ref, groups)
+    else:
+        app_id = application_id(pod)
+        gang, gang_problems = pod_gang(pod, key, namespace, {LABEL_APP_ID: app_id})
     problems.extend(gang_problems)
     return Ask(
         key=key,
@@ -153,10 +170,14 @@ def pod_node(pod: PodLike) -> str | None:
 
 
 def pod_to_allocation(
-    pod: PodLike, namespace: Mapping[str, Any] | None, scheduler_name: str = "herder", key: str = ""
+    pod: PodLike,
+    namespace: Mapping[str, Any] | None,
+    scheduler_name: str = "herder",
+    key: str = "",
+    groups: GroupLookup = no_groups,
 ) -> Allocation:
     """A pod bound to a node: Herder's own (with its ask) or a foreign one ("static" when a Node
-    owns it). `key`: its `pod_key`, when the caller has it already."""
+    owns it). `key`: its `pod_key`, when the caller has it already; `groups` as for `pod_to_ask`."""
     pod = as_view(pod)
     node = pod.node
     name = pod.name
@@ -164,7 +185,7 @@ def pod_to_allocation(
         raise ConversionError(f"pod {name} spec.nodeName: the pod is not bound to a node")
     started_raw = pod.started
     if is_herder_pod(pod, scheduler_name):
-        ask = pod_to_ask(pod, namespace, scheduler_name, key)
+        ask = pod_to_ask(pod, namespace, scheduler_name, key, groups)
         started = _timestamp(started_raw, f"pod {name} status.startTime") if started_raw else ask.created
         return Allocation.for_ask(ask, node, started)
     static = any(owner.get("kind") == "Node" for owner in pod.owners)
