@@ -13,6 +13,13 @@ task-groups, scheduling policy parameters, topology and user annotations; the ap
 queue and elastic quota labels are copied too, so the placeholder lands in the same
 application, queue and quota (and its gang in the same topology) when read back.
 
+A placeholder of a PodGroup API's gang (core/gang/spec.py `from_pods`) is cut from the member
+pod it stands for instead (`ask.gang.originator`): its requests are the pod's size, its node
+rules the pod's, its owner the pod, and it names the same group as the pod (the group label,
+annotation or spec field, and Volcano's task), so a restarted Herder reads it back into the
+same gang. It carries none of the pod's other labels: a Job or training operator selecting its
+pods by label must never count (or adopt) a placeholder.
+
 Shared by the simulator and the operator's placeholder writer (shim/kube/write/placeholders.py).
 """
 
@@ -23,6 +30,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.objects.ask import Allocation
+from core.resources import VCORE, Resource
+from shim.convert.gangs import coscheduling, volcano
 from shim.convert.gangs.topology import TOPOLOGY_ANNOTATIONS
 from shim.convert.gangs.yunikorn import (
     ANNOTATION_PLACEHOLDER,
@@ -45,6 +54,11 @@ _COPIED_ANNOTATIONS = (
     *TOPOLOGY_ANNOTATIONS,
 )
 _COPIED_LABELS = (LABEL_QUEUE, LABEL_QUEUE_PLAIN, LABEL_QUOTA_NAME, LABEL_PREEMPTIBLE)
+# What names a member pod's group (and task): copied onto the placeholders cut from it.
+_GROUP_LABELS = (coscheduling.LABEL, coscheduling.LEGACY_LABEL, volcano.TASK_KEY)
+_GROUP_ANNOTATIONS = (volcano.ANNOTATION, volcano.TASK_KEY, ANNOTATION_USER_INFO, ANNOTATION_QUEUE)
+_GROUP_SPEC = ("schedulingGroup", "workloadRef")
+_MEMBER_PLACEMENT = ("nodeSelector", "tolerations", "affinity", "topologySpreadConstraints")
 
 
 def placeholder_manifest(
@@ -54,6 +68,8 @@ def placeholder_manifest(
     longer defines the placeholder's group."""
     ask = allocation.ask
     assert ask is not None and ask.placeholder
+    if ask.gang is not None and ask.gang.from_pods:
+        return _member_placeholder(originator, allocation, image, scheduler_name)
     namespace, _, name = allocation.key.rpartition("/")
     meta = meta_of(originator)
     labels, annotations, pod_spec = _member(originator, ask.application_id, ask.task_group, image, scheduler_name)
@@ -148,3 +164,74 @@ def _group(originator: Mapping[str, Any], name: str) -> Mapping[str, Any]:
             if fields.get("name") == name:
                 return fields
     raise ConversionError(f"the originator pod no longer defines task group {name!r}")
+
+
+def _member_placeholder(
+    member: Mapping[str, Any], allocation: Allocation, image: str, scheduler: str
+) -> dict[str, Any]:
+    """The placeholder cut from `member`, a pod of a PodGroup API's gang (see the module's docstring)."""
+    ask = allocation.ask
+    assert ask is not None
+    namespace, _, name = allocation.key.rpartition("/")
+    meta, spec = meta_of(member), map_at(member, "spec")
+    member_labels, member_annotations = labels_of(member), annotations_of(member)
+    labels = {key: str(member_labels[key]) for key in (*_COPIED_LABELS, *_GROUP_LABELS) if key in member_labels}
+    labels[LABEL_APP_ID] = ask.application_id
+    annotations = {key: str(member_annotations[key]) for key in _GROUP_ANNOTATIONS if key in member_annotations}
+    annotations[ANNOTATION_PLACEHOLDER] = "true"
+    requests = _requests(allocation.resource)
+    pod_spec: dict[str, Any] = {
+        "schedulerName": scheduler,
+        "nodeName": allocation.node_id,
+        "restartPolicy": "Never",
+        "terminationGracePeriodSeconds": 0,
+        "securityContext": {"runAsNonRoot": True, "runAsUser": 65535},
+        "containers": [
+            {
+                "name": "pause",
+                "image": image,
+                "imagePullPolicy": "IfNotPresent",
+                "resources": {"requests": requests, "limits": dict(requests)},
+            }
+        ],
+    }
+    for key in (*_MEMBER_PLACEMENT, *_GROUP_SPEC, "priorityClassName", "priority", "imagePullSecrets"):
+        if spec.get(key) is not None:
+            pod_spec[key] = spec[key]
+    owners = [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "name": str(meta.get("name", "")),
+            "uid": str(meta.get("uid", "")),
+            "controller": False,
+            "blockOwnerDeletion": False,
+        }
+    ]
+    if is_placeholder(member):  # after a restart a recovered placeholder is the template: same owner
+        owners = [dict(owner) for owner in meta.get("ownerReferences") or []]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace or str(meta.get("namespace", "default")),
+            "labels": labels,
+            "annotations": annotations,
+            "ownerReferences": owners,
+        },
+        "spec": pod_spec,
+    }
+
+
+def _requests(resource: Resource) -> dict[str, str]:
+    """The pod's size as container requests (`pods` is the pod itself)."""
+    out: dict[str, str] = {}
+    for key, amount in sorted(resource.items()):
+        if key == "pods" or amount <= 0:
+            continue
+        if key == VCORE:
+            out["cpu"] = str(amount // 1000) if amount % 1000 == 0 else f"{amount}m"
+        else:
+            out[key] = str(amount)
+    return out

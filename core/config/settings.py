@@ -59,6 +59,7 @@ class Settings:
     reservation_delay: float = 2.0  # how long it waits first (YuniKorn's reservation delay)
     reservation_backfill: bool = True  # pods that provably end in time may use a reserved node
     gang_max_members: int = 10_000  # members of one gang (all its task groups) before it is rejected
+    gang_fail_pods: bool = True  # a Hard gang that times out marks its waiting pods Failed (as YuniKorn)
 
     def to_dict(self) -> dict[str, object]:
         """The settings under their dotted keys; durations in seconds, resources as plain maps."""
@@ -237,6 +238,7 @@ _KEYS: dict[str, tuple[str, Callable[[object], Any]]] = {
     "reservation.delay": ("reservation_delay", _delay),
     "reservation.backfill": ("reservation_backfill", _boolean),
     "gang.maxMembers": ("gang_max_members", _positive_int),
+    "gang.failPodsOnTimeout": ("gang_fail_pods", _boolean),
 }
 assert {name for name, _ in _KEYS.values()} == {f.name for f in fields(Settings)}
 

@@ -12,7 +12,10 @@ Gang placeholders are played as the operator plays them: the core's bind of a pl
 creates the placeholder pod (shim/placeholders.py) already on its node; a bind that `replaces`
 a placeholder deletes it first (state `Replaced`); an eviction of a placeholder deletes it
 (state `Released`). Placeholders are listed among the pods with `placeholder: true` but not
-counted with the real pods.
+counted with the real pods. The objects of the PodGroup APIs (`objects:` and `apply`) are
+kept as the operator's watch keeps them: a pod naming one is read with its definition, and
+the pods waiting for a group are read again when it comes. A Hard gang that times out ends
+its waiting pods `Failed`, as the operator marks them (unless `gang.failPodsOnTimeout` is off).
 
 Pods of other schedulers are placed as another scheduler would: on `spec.nodeName`, else on
 the first node they fit (in the order nodes were added); one that fits nowhere waits and is
@@ -29,7 +32,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.config import ConfigError, SettingsError, load_config, parse_settings
-from core.events import SchedulingEvent
+from core.events import REQUEST, SchedulingEvent
+from core.gang.spec import TIMEOUT_REASON
 from core.objects.ask import Allocation, Ask
 from core.objects.disruption_budget import DisruptionBudget
 from core.objects.node import Node
@@ -39,10 +43,13 @@ from core.resources import Resource, format_resource
 from core.scheduler import Scheduler
 from shim.convert.constraints import pod_constraints
 from shim.convert.deadline import active_deadline
+from shim.convert.gang_sources import GroupKey, group_ref, kind_of
+from shim.convert.gangs.pod_gang import GroupDefinition
 from shim.convert.identity import is_herder_pod
 from shim.convert.nodes import node_to_info
 from shim.convert.objects import ConversionError, labels_of, map_at
 from shim.convert.pod_size import pod_resource
+from shim.convert.pod_view import read_pod
 from shim.convert.pods import ask_for_copy, pod_to_allocation, pod_to_ask
 from shim.convert.priority import with_priority_class
 from shim.convert.quotas import LABEL_IS_PARENT, quota_to_spec
@@ -58,7 +65,7 @@ RUNNING = "Running"
 SUCCEEDED = "Succeeded"
 EVICTED = "Evicted"  # removed after it was bound (evicted, preempted, with its node, deleted)
 DELETED = "Deleted"  # deleted while pending: it never ran
-FAILED = "Failed"  # ended by the kubelet at its activeDeadlineSeconds
+FAILED = "Failed"  # ended by the kubelet at its activeDeadlineSeconds, or its Hard gang timed out (pending)
 FOREIGN = "Foreign"
 REPLACED = "Replaced"  # a placeholder a real pod took the place of
 RELEASED = "Released"  # a placeholder deleted unused (timeout, completion, too small)
@@ -107,6 +114,7 @@ class SimCallbacks:
 
     def __init__(self) -> None:
         self.outputs: list[tuple[Allocation, str | None]] = []
+        self.failures: list[tuple[str, str]] = []  # (pod key, why): pods of a Hard gang that timed out
         self.journal: list[dict[str, Any]] = []
 
     def bind(self, allocation: Allocation) -> None:
@@ -117,6 +125,8 @@ class SimCallbacks:
 
     def report(self, event: SchedulingEvent) -> None:
         self.journal.append(event.to_dict())
+        if event.type == REQUEST and event.reason == TIMEOUT_REASON:
+            self.failures.append((event.object_id, event.message))
 
 
 PodHook = Callable[[float, "SimPod"], None]
@@ -150,6 +160,7 @@ class SimCluster:
         self.namespaces: dict[str, dict[str, Any]] = {}
         self.quotas: dict[str, dict[str, Any]] = {}
         self.priority_classes: dict[str, Mapping[str, Any]] = {}
+        self.groups: dict[GroupKey, GroupDefinition] = {}  # the PodGroup APIs' objects, read
         self.storage = SimStorage(scheduler, self.note)
         self.budgets = DisruptionBudgets()
         self._told_budgets: dict[tuple[str, str], DisruptionBudget] = {}  # what the core was told last
@@ -250,7 +261,7 @@ class SimCluster:
         self.namespaces[name] = dict(manifest)
         self.scheduler.set_namespace_labels(name, string_labels(manifest))
         for pod in self._pending_in(name):
-            self.scheduler.add_ask(pod_to_ask(pod.manifest, self.namespaces[name], self._scheduler_name), now)
+            self.scheduler.add_ask(self.ask_of(pod), now)
         self.changes += 1
 
     def apply_object(self, manifest: Mapping[str, Any], now: float) -> None:
@@ -258,7 +269,10 @@ class SimCluster:
         the simulator does not use (noted, not an error: it is valid Kubernetes)."""
         kind = str(manifest.get("kind"))
         name = str((manifest.get("metadata") or {}).get("name") or "")
-        if kind in STORAGE_KINDS:
+        group_kind = kind_of(manifest)
+        if group_kind is not None:
+            self._apply_group(group_kind.key(manifest), group_kind.definition(manifest), now)
+        elif kind in STORAGE_KINDS:
             self.storage.apply(manifest, now)
         elif kind == "PodDisruptionBudget":
             try:
@@ -273,8 +287,34 @@ class SimCluster:
             return
         self.changes += 1
 
+    def _apply_group(self, key: GroupKey, definition: GroupDefinition, now: float) -> None:
+        """A PodGroup or Workload: kept (read), and the pending pods naming it read again."""
+        if definition.problem:
+            self.note(now, f"{key[1]} {key[2]}/{key[3]}", "ObjectRefused", definition.problem)
+        self.groups[key] = definition
+        for pod in self.by_key.values():
+            if pod.state == PENDING and pod.herder and self._names_group(pod, key):
+                self.scheduler.add_ask(self.ask_of(pod), now)
+
+    @staticmethod
+    def _names_group(pod: SimPod, key: GroupKey) -> bool:
+        try:
+            ref = group_ref(read_pod(pod.manifest))
+        except ConversionError:
+            return False
+        return ref is not None and ref.key == key
+
+    def ask_of(self, pod: SimPod) -> Ask:
+        """The pod's ask as the operator would read it now (its namespace, the groups known)."""
+        return pod_to_ask(pod.manifest, self.namespace(pod.namespace), self._scheduler_name, groups=self.groups.get)
+
     def delete_object(self, kind: str, namespace: str | None, name: str, now: float) -> bool:
-        if kind == "PriorityClass":
+        if kind in ("PodGroup", "Workload"):
+            keys = [key for key in self.groups if key[1:] == (kind, namespace or DEFAULT_NAMESPACE, name)]
+            for key in keys:
+                del self.groups[key]
+            found = bool(keys)
+        elif kind == "PriorityClass":
             found = self.priority_classes.pop(name, None) is not None
         elif kind == "PodDisruptionBudget":
             found = self.budgets.delete(namespace, name)
@@ -373,7 +413,7 @@ class SimCluster:
             if replicas is not None and replicas.ask is not None:
                 ask = ask_for_copy(replicas.ask, manifest)
             if ask is None:
-                ask = pod_to_ask(manifest, ns, self._scheduler_name)
+                ask = pod_to_ask(manifest, ns, self._scheduler_name, groups=self.groups.get)
             if replicas is not None and replicas.ask is None:
                 replicas.ask = ask
         if ask is not None:
@@ -394,7 +434,7 @@ class SimCluster:
         if node:
             # Created already bound (spec.nodeName): the core takes it as running, as at recovery
             # (a gang's placeholder in a snapshot too: it stays until replaced or released).
-            allocation = pod_to_allocation(manifest, ns, self._scheduler_name)
+            allocation = pod_to_allocation(manifest, ns, self._scheduler_name, groups=self.groups.get)
             pod.placeholder = allocation.placeholder
             self._move(pod, RUNNING, now)
             self._occupy(pod, str(node), allocation.resource, now)
@@ -567,7 +607,23 @@ class SimCluster:
             pod.manifest["status"]["phase"] = "Failed"
             self.scheduler.release_allocation(pod.key, now)
             self.changes += 1
-        return bool(outputs)
+        failures, self.callbacks.failures = self.callbacks.failures, []
+        if not self.scheduler.settings.gang_fail_pods:
+            failures = []  # gang.failPodsOnTimeout off: they stay pending with the reason
+        for key, why in failures:
+            self._fail(key, why, now)
+        return bool(outputs or failures)
+
+    def _fail(self, key: str, why: str, now: float) -> None:
+        """As the operator does (pods/status): the pod of a Hard gang that timed out is Failed."""
+        pod = self.by_key.get(key)
+        if pod is None or pod.state != PENDING:
+            return
+        self._move(pod, FAILED, now)
+        pod.finished, pod.reason = now, why
+        pod.manifest["status"] = {"phase": "Failed", "reason": TIMEOUT_REASON, "message": why}
+        self.scheduler.remove_ask(key, now)
+        self.changes += 1
 
     def _bind(self, allocation: Allocation, now: float) -> None:
         if allocation.placeholder:
@@ -596,8 +652,7 @@ class SimCluster:
             self.changes += 1
             if pod is not None and pod.state == PENDING and allocation.key not in self._refused_binds:
                 self._refused_binds.add(allocation.key)
-                ask = pod_to_ask(pod.manifest, self.namespace(pod.namespace), self._scheduler_name)
-                self.scheduler.add_ask(ask, now)
+                self.scheduler.add_ask(self.ask_of(pod), now)
             return
         assert pod is not None
         self._move(pod, RUNNING, now)

@@ -64,7 +64,9 @@ def resize_pod(cluster: SimCluster, pod: SimPod | None, what: str, requests: Map
         return
     if pod.state == PENDING:
         pod.manifest = wanted
-        cluster.scheduler.add_ask(pod_to_ask(wanted, cluster.namespace(pod.namespace), cluster.scheduler_name), now)
+        cluster.scheduler.add_ask(
+            pod_to_ask(wanted, cluster.namespace(pod.namespace), cluster.scheduler_name, groups=cluster.groups.get), now
+        )
         cluster.changes += 1
         return
     if pod.node is None or pod.resource is None:  # a foreign pod its scheduler has not placed yet

@@ -56,7 +56,15 @@ EVENT_KEYS = {
     "resize": ("namespace", "name", "requests"),
 }
 # Other Kubernetes objects the simulator takes as applied (`objects:`, `apply`, `delete`).
-OBJECT_KINDS = ("StorageClass", "PersistentVolume", "PersistentVolumeClaim", "PriorityClass", "PodDisruptionBudget")
+OBJECT_KINDS = (
+    "StorageClass",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "PriorityClass",
+    "PodDisruptionBudget",
+    "PodGroup",  # scheduler-plugins', Volcano's or Kubernetes', told apart by apiVersion
+    "Workload",
+)
 KINDS = ("Pod", "ElasticQuota", "Namespace", "Node", *OBJECT_KINDS)
 DEFAULT_NAMESPACE = "default"
 MAX_SCENARIO_BYTES = 16 * 1024 * 1024

@@ -33,7 +33,7 @@ SHOWN = 5
 POD_STATES = (
     ("running", "running"),
     ("finished", "finished"),
-    ("failed", "ended at their activeDeadlineSeconds"),
+    ("failed", "failed (their activeDeadlineSeconds or their Hard gang's timeout)"),
     ("evicted", "evicted"),
     ("deleted", "deleted before they ran"),
     ("pending", "pending"),

@@ -7,8 +7,9 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from core.gang.gang import placeholder_ask
+from core.gang.gang import placeholder_ask, stand_in_ask
 from core.objects.ask import Allocation
+from shim.convert.gang_sources import kind_of
 from shim.convert.pods import pod_to_allocation, pod_to_ask
 from shim.placeholders import placeholder_manifest
 
@@ -96,3 +97,79 @@ def test_a_restarted_herder_reads_the_placeholder_back_as_the_same_placeholder()
     assert replace(ask.gang, originator="") == replace(made.gang, originator="")
     assert ask.gang.topology is not None and ask.gang.topology.key == "topology.example.com/rack"
     assert ask.constraints == made.constraints
+
+
+MEMBER: dict[str, Any] = {
+    "metadata": {
+        "name": "train-worker-3",
+        "namespace": "ml",
+        "uid": "uid-train-worker-3",
+        "labels": {
+            "scheduling.x-k8s.io/pod-group": "train",
+            "training.kubeflow.org/job-name": "train",
+            "training.kubeflow.org/replica-index": "3",
+            "queue": "root.ml",
+        },
+        "annotations": {"yunikorn.apache.org/user.info": json.dumps({"user": "ana", "groups": ["ml"]})},
+        "creationTimestamp": "2026-01-01T00:00:00Z",
+    },
+    "spec": {
+        "schedulerName": "herder",
+        "priorityClassName": "training",
+        "nodeSelector": {"pool": "gpu"},
+        "containers": [
+            {"name": "c", "image": "trainer", "resources": {"requests": {"cpu": "1500m", "nvidia.com/gpu": "1"}}}
+        ],
+    },
+}
+POD_GROUP = {
+    "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+    "kind": "PodGroup",
+    "metadata": {"name": "train", "namespace": "ml"},
+    "spec": {"minMember": 4},
+}
+
+
+def member_placeholder() -> tuple[Allocation, Any]:
+    kind = kind_of(POD_GROUP)
+    assert kind is not None
+    groups = {kind.key(POD_GROUP): kind.definition(POD_GROUP)}.get
+    member = pod_to_ask(MEMBER, None, groups=groups)
+    assert member.gang is not None
+    ask = stand_in_ask(member, member.gang, set(), 0)
+    return Allocation.for_ask(ask, "gpu-2", 5.0), groups
+
+
+def test_a_placeholder_cut_from_a_pod_group_member_is_that_pod_and_names_the_same_group() -> None:
+    allocation, _ = member_placeholder()
+    pod = placeholder_manifest(MEMBER, allocation, "registry.k8s.io/pause:3.10", "herder")
+    requests = {"cpu": "1500m", "nvidia.com/gpu": "1"}
+    assert pod["spec"]["containers"][0]["resources"] == {"requests": requests, "limits": requests}
+    assert pod["spec"]["nodeSelector"] == {"pool": "gpu"} and pod["spec"]["nodeName"] == "gpu-2"
+    assert pod["spec"]["priorityClassName"] == "training"
+    assert pod["metadata"]["ownerReferences"][0]["name"] == "train-worker-3"
+    labels = pod["metadata"]["labels"]
+    # the group and the queue, never the training operator's own labels (it must not count or adopt it)
+    assert labels == {
+        "scheduling.x-k8s.io/pod-group": "train",
+        "queue": "root.ml",
+        "yunikorn.apache.org/app-id": "ml-train",
+    }
+    assert "yunikorn.apache.org/task-group-name" not in pod["metadata"]["annotations"]
+
+
+def test_a_pod_group_placeholder_reads_back_into_the_same_gang_after_a_restart() -> None:
+    allocation, groups = member_placeholder()
+    pod = placeholder_manifest(MEMBER, allocation, "registry.k8s.io/pause:3.10", "herder")
+    back = pod_to_allocation(pod, None, "herder", groups=groups)
+    ask = back.ask
+    assert ask is not None and allocation.ask is not None
+    assert back.key == allocation.key and ask.placeholder
+    assert (ask.application_id, ask.task_group, ask.user, ask.queue) == (
+        "ml-train",
+        "train",
+        allocation.ask.user,
+        "root.ml",
+    )
+    assert ask.gang is not None and ask.gang.from_pods and ask.gang.min_members == 4
+    assert back.resource == allocation.resource

@@ -62,6 +62,10 @@ def test_the_gangs_example_runs_one_gang_after_the_other_and_fails_the_hard_one(
     failed = [e for e in report["events"] if e["objectID"] == "mpi-c" and e["reason"] == "Failed"]
     assert len(failed) == 1 and failed[0]["timestamp"] == 90
     assert "ResourceReservationTimeout" in failed[0]["message"]
+    workers = [pods[f"ml/mpi-c-worker-{i}"] for i in range(6)]
+    assert {(w["state"], w["finished"]) for w in workers} == {("Failed", 90)}, "failed as YuniKorn's shim fails them"
+    assert all("ResourceReservationTimeout" in w["reason"] for w in workers)
+    assert report["summary"]["failed"] == 6
     assert pods["ml/notebook"]["bound"] == 90
     states = sorted(entry["state"] for entry in placeholders(report).values())
     assert states == ["Released"] * 2 + ["Replaced"] * 8
@@ -172,3 +176,11 @@ def test_a_gang_larger_than_the_cluster_holds_nothing_and_runs_once_a_node_joins
         "the gang's placeholders need vcore 3000m in all, above what the whole cluster has (2000m):"
         " no placeholder is placed until nodes are added"
     ) in waited
+
+
+def test_with_fail_pods_off_a_hard_gangs_pods_stay_pending_with_the_reason() -> None:
+    report = simulate_example("gangs.yaml", {"gang.failPodsOnTimeout": "false"})
+    workers = [report["pods"][f"ml/mpi-c-worker-{i}"] for i in range(6)]
+    assert {w["state"] for w in workers} == {"Pending"}
+    assert all("ResourceReservationTimeout" in w["reason"] for w in workers)
+    assert report["summary"]["failed"] == 0

@@ -10,7 +10,7 @@ import pytest
 from shim.sim.summary import human_summary
 from tests.sim.scenarios import EXAMPLES, node, pod, simulate, simulate_example
 
-STATES = ("pending", "running", "finished", "evicted", "deleted")
+STATES = ("pending", "running", "finished", "evicted", "deleted", "failed")
 
 
 @pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.yaml")))
@@ -46,6 +46,7 @@ def test_a_pod_deleted_while_it_waited_is_deleted_not_evicted() -> None:
         "finished": 0,
         "evicted": 1,
         "deleted": 1,
+        "failed": 0,
     }
     text = human_summary(report)
     assert "Herder's pods: 2: 0 running, 0 finished, 1 evicted, 1 deleted before they ran, 0 pending" in text
@@ -55,7 +56,10 @@ def test_a_pod_deleted_while_it_waited_is_deleted_not_evicted() -> None:
 
 def test_the_gangs_summary_shows_the_reservations_and_the_timeout() -> None:
     text = human_summary(simulate_example("gangs.yaml"))
-    assert "Herder's pods: 15: 0 running, 9 finished, 0 evicted, 6 deleted before they ran, 0 pending" in text
+    assert (
+        "Herder's pods: 15: 0 running, 9 finished, 6 failed (their activeDeadlineSeconds or their Hard gang's"
+        " timeout), 0 evicted, 0 deleted before they ran, 0 pending" in text
+    )
     assert "\nApplications and gangs:\n  at 0 s train-a: GangReserved: all 4 placeholders allocated\n" in text
     assert (
         "  at 90 s mpi-c: Failed: ResourceReservationTimeout: the gang's placeholders were not all allocated"
