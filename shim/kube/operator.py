@@ -4,6 +4,7 @@ One object per replica owns everything the replica runs:
 
 - the core (`Scheduler`) and the shim's view of the cluster (`KubeCache`);
 - the inputs: `PodSync` and `NodeSync` (fed by the pod and node watches, reflector.py),
+  `GroupSync` (the PodGroup APIs' objects the server serves, watched the same way),
   `QuotaSync` and namespaces (kopf's `on.event` handlers, handlers.py) and the
   `ConfigReloader` (the scheduler ConfigMap);
 - the outputs: `Binder` and `Evictor` behind the core's `ShimCallbacks`;
@@ -41,6 +42,7 @@ from shim.kube.leader.lease import LeaderElector
 from shim.kube.leader.loops import Leadership, SchedulingLoops
 from shim.kube.watch.budgets import BudgetSync
 from shim.kube.watch.cache import KubeCache
+from shim.kube.watch.groups import GroupSync, ServedKind, served_kinds
 from shim.kube.watch.listing import ClusterReader, PagedListing
 from shim.kube.watch.nodes import NodeSync
 from shim.kube.watch.pods import PodSync
@@ -162,7 +164,13 @@ class HerderOperator:
         self.callbacks = ShimCallbacks(self.binder, self.evictor, placeholders=self.placeholders, volumes=self.volumes)
         self.scheduler = Scheduler(self.callbacks, config, settings)
         self.storage = StorageSync(self.scheduler, self.recorder)
-        self.pods = PodSync(self.scheduler, self.cache, self._pod_deleted, retiring=self.placeholders.is_retiring)
+        self.groups = GroupSync(self.recorder)
+        self.pods = PodSync(
+            self.scheduler, self.cache, self._pod_deleted, retiring=self.placeholders.is_retiring, groups=self.groups
+        )
+        self.groups.on_change = self.pods.group_changed
+        self.served_groups: list[ServedKind] = []  # the PodGroup APIs the server serves (found at start)
+        self.group_watches: list[Reflector] = []
         self.nodes = NodeSync(self.scheduler, self.cache, self.recorder)
         self.quotas = QuotaSync(self.scheduler, self.recorder)
         self.budgets = BudgetSync(self.scheduler, self.recorder)
@@ -257,6 +265,7 @@ class HerderOperator:
         for plural in STORAGE_PATHS:
             objects, storage_versions[plural] = self.reader.storage_listing(plural)
             self.storage.relist(plural, objects)
+        group_versions = self._sync_groups()
         quotas = self.reader.quotas()
         if quotas is None:
             log.warning("the ElasticQuota CRD is not installed; elastic quotas are off until it is (restart)")
@@ -290,9 +299,38 @@ class HerderOperator:
             self.node_watch.start(node_version)
             for watch, plural in zip(self.storage_watches, STORAGE_PATHS, strict=True):
                 watch.start(storage_versions[plural])
+            for watch, served in zip(self.group_watches, self.served_groups, strict=True):
+                watch.start(group_versions[served])
             self.pod_watch.start(pod_version)
             self.leadership.start()
             self.housekeeper.start()
+
+    def _sync_groups(self) -> dict[ServedKind, str]:
+        """List the PodGroup APIs' objects the server serves (asked once, at the first sync), before
+        the pods that name them; the version to watch each kind from."""
+        if not self._threads_started and not self.group_watches:
+            self.served_groups = served_kinds(self.api_client)
+            self.group_watches = [
+                Reflector(
+                    self.api_client,
+                    WatchTarget(
+                        served.kind.plural,
+                        served.path,
+                        partial(self.reader.custom_listing, served.group, served.version, served.kind.plural),
+                        *self.groups.handlers(served),
+                        partial(self.groups.relist, served),
+                    ),
+                    observe=self.metrics.watch_restart,
+                )
+                for served in self.served_groups
+            ]
+            names = ", ".join(served.name for served in self.served_groups) or "none"
+            log.info("gang APIs served (their groups are watched): %s", names)
+        versions = {}
+        for served in self.served_groups:
+            objects, versions[served] = self.reader.custom_listing(served.group, served.version, served.kind.plural)
+            self.groups.relist(served, objects)
+        return versions
 
     def stop(self) -> None:
         """Graceful shutdown: no new placements, Lease released, in-flight bindings finished."""
@@ -301,7 +339,7 @@ class HerderOperator:
         self.stopped.set()
         self.pod_watch.stop()
         self.node_watch.stop()
-        for watch in self.storage_watches:
+        for watch in self.storage_watches + self.group_watches:
             watch.stop()
         self.volumes.shutdown()
         self.housekeeper.stop()
@@ -317,7 +355,7 @@ class HerderOperator:
         self._dead.set()
         self.pod_watch.stop()
         self.node_watch.stop()
-        for watch in self.storage_watches:
+        for watch in self.storage_watches + self.group_watches:
             watch.stop()
         self.leadership.stop(release=False)
         self.housekeeper.stop()

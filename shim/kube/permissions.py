@@ -6,10 +6,14 @@ a permission the chart grants must be used here.
 
 from __future__ import annotations
 
+from shim.convert.gang_sources import GROUP_KINDS
+
 CLUSTER = "cluster"
 OWN_NAMESPACE = "namespace"
 
 _READ = ("get", "list", "watch")
+_WATCH = ("list", "watch")
+_STATUS_KINDS = [kind for kind in GROUP_KINDS if kind.status]
 
 SHIM_API_CALLS: frozenset[tuple[str, str, str, str]] = frozenset(
     {("", resource, verb, CLUSTER) for resource in ("pods", "nodes", "namespaces") for verb in _READ}
@@ -26,6 +30,9 @@ SHIM_API_CALLS: frozenset[tuple[str, str, str, str]] = frozenset(
     | {("", resource, verb, CLUSTER) for resource in ("persistentvolumes", "persistentvolumeclaims") for verb in _READ}
     | {("", resource, "patch", CLUSTER) for resource in ("persistentvolumes", "persistentvolumeclaims")}
     | {("storage.k8s.io", "storageclasses", verb, CLUSTER) for verb in _READ}
+    # the PodGroup APIs (watched only where served): list and watch the groups, patch their status
+    | {(group, kind.plural, verb, CLUSTER) for kind in GROUP_KINDS for group in kind.groups for verb in _WATCH}
+    | {(group, f"{kind.plural}/status", "patch", CLUSTER) for kind in _STATUS_KINDS for group in kind.groups}
     | {("", "configmaps", verb, OWN_NAMESPACE) for verb in _READ}
     | {("coordination.k8s.io", "leases", verb, OWN_NAMESPACE) for verb in ("get", "create", "update", "patch")}
     # gangs' ProvisioningRequests (autoscaling.provisioningRequests): the requests, their pod

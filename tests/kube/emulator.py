@@ -110,6 +110,19 @@ class EmulatorServer:
 
         return self.call(read)
 
+    def install(self, group: str, version: str, plural: str, kind: str, subresources: tuple[str, ...] = ()) -> None:
+        """Serve a namespaced custom kind, as installing its CRD does (discovery shows it from now on)."""
+
+        async def declare() -> None:
+            self.emulator.resources[kmock.resource(group, version, plural)] = kmock.ResourceInfo(
+                kind=kind,
+                namespaced=True,
+                verbs=["get", "list", "watch", "create", "patch", "update", "delete"],
+                subresources=list(subresources),
+            )
+
+        self.call(declare)
+
     def protect(self, namespace: str, pod: str) -> None:
         """A PodDisruptionBudget now refuses evicting this pod (429)."""
 

@@ -153,3 +153,33 @@ def test_a_malformed_policy_parameter_runs_the_gang_and_warns_on_the_pod(cluster
     assert event["type"] == "Warning"
     assert "gangSchedulingStyle must be Soft or Hard, got 'Firm'; the gang is Soft" in event["message"]
     assert "placeholderTimeoutInSeconds must be whole seconds, got 'soon'" in event["message"]
+
+
+def test_a_hard_gang_that_times_out_fails_its_pods_so_their_controller_sees_it(cluster: Cluster) -> None:
+    cluster.create_namespace("ml")
+    cluster.start_herder()
+    names = gang_pods(cluster, "ml", "big", 4, "4", placeholderTimeoutInSeconds="2", gangSchedulingStyle="Hard")
+
+    def failed() -> list[Any]:
+        pods = [cluster.core.read_namespaced_pod(name, "ml") for name in names]
+        return pods if all(p.status.phase == "Failed" for p in pods) else []
+
+    for pod in eventually(failed, "every pod of the gang Failed, as YuniKorn's shim fails them"):
+        assert pod.status.reason == "ResourceReservationTimeout"
+        assert "not all allocated within 2s" in pod.status.message
+        assert pod.spec.node_name is None
+    eventually(lambda: not placeholder_pods(cluster, "ml"), "the placeholders released")
+
+
+def test_with_fail_pods_off_a_hard_gangs_pods_stay_pending_with_the_reason(cluster: Cluster) -> None:
+    cluster.create_namespace("ml")
+    cluster.start_herder(settings={"gang.failPodsOnTimeout": "false"})
+    names = gang_pods(cluster, "ml", "big", 4, "4", placeholderTimeoutInSeconds="2", gangSchedulingStyle="Hard")
+
+    def reason() -> str | None:
+        pod = cluster.core.read_namespaced_pod(names[0], "ml")
+        found = [c.message for c in pod.status.conditions or [] if c.type == "PodScheduled" and c.status == "False"]
+        return found[0] if found and "ResourceReservationTimeout" in found[0] else None
+
+    eventually(reason, "the pod to say its gang failed")
+    assert {cluster.core.read_namespaced_pod(name, "ml").status.phase for name in names} == {"Pending"}

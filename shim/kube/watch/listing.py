@@ -134,6 +134,10 @@ class ClusterReader:
         }
         return _pages(calls[plural], timeout=self._timeout)
 
+    def custom_listing(self, group: str, version: str, plural: str) -> tuple[list[dict[str, Any]], str]:
+        """Every object of a served custom kind (a PodGroup API's) and the version to watch from."""
+        return _pages(self._custom.list_cluster_custom_object, group, version, plural, timeout=self._timeout)
+
     def pods(self) -> list[dict[str, Any]]:
         return self.pod_listing()[0]
 

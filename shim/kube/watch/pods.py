@@ -13,6 +13,9 @@ watch event, replay) and makes the core agree, asking the core what it already k
 - a finished or deleted pod is released, which is the only thing that lowers usage.
 
 A Herder pod waits until its namespace is known (the namespace's annotations decide its queue).
+A pod naming a PodGroup (or Workload) is read with the group's definition (shim/kube/watch/groups.py,
+which also learns each group's pods and their states); while the group does not exist it waits
+with that reason, and it is read again when the group comes or changes (`group_changed`).
 A pod whose binding failed waits a little (doubling, capped) before it is tried again, so a
 binding the API server keeps refusing never spins; it stays pending in its application
 meanwhile (`Scheduler.binding_failed`), which therefore never looks finished.
@@ -29,6 +32,8 @@ from typing import Any
 
 from core.resources import Resource
 from core.scheduler import Scheduler
+from shim.convert.gang_sources import group_ref, no_groups
+from shim.convert.gangs.yunikorn import is_placeholder
 from shim.convert.identity import is_herder_pod
 from shim.convert.namespaces import namespace_problems, namespace_tags
 from shim.convert.objects import ConversionError
@@ -37,6 +42,8 @@ from shim.convert.pod_view import PodView, read_pod
 from shim.convert.pods import pod_is_finished, pod_key, pod_node, pod_to_allocation, pod_to_ask
 from shim.convert.rules import string_labels
 from shim.kube.watch.cache import KubeCache
+from shim.kube.watch.groups import GroupSync
+from shim.kube.write.group_status import BOUND, FAILED, PENDING, RUNNING, SUCCEEDED
 
 log = logging.getLogger("herder.pods")
 
@@ -82,9 +89,12 @@ class PodSync:
         forget_binding: Callable[[str], None],
         clock: Callable[[], float] = time.monotonic,
         retiring: Callable[[str], bool] = lambda key: False,
+        groups: GroupSync | None = None,
     ) -> None:
         self._scheduler = scheduler
         self._cache = cache
+        self._groups = groups
+        self._lookup = groups.lookup if groups is not None else no_groups
         self._forget_binding = forget_binding
         self._retiring = retiring  # gang placeholders the core let go of, their deletion under way
         self._clock = clock
@@ -135,11 +145,15 @@ class PodSync:
             self._in_doubt_until.pop(key, None)
             self._unwait(key, _namespace_of(pod))
             self._release(key)
+            if self._groups is not None:
+                self._groups.gone(key)
         self._forget_binding(key)
 
     def _apply(self, key: str, pod: PodView) -> None:
         node = pod.node
         namespace_name = pod.namespace or "default"
+        if self._groups is not None:
+            self._track_member(key, pod)
         if pod_is_finished(pod) or (node is None and pod.deleting):
             self._cache.drop_pod(pod.raw)
             self._retry.pop(key, None)
@@ -169,7 +183,9 @@ class PodSync:
                 self._scheduler.resize_allocation(key, size)
                 self._known[key] = Known(FOREIGN, node, size)
             return
-        allocation = pod_to_allocation(pod, self._cache.namespace(pod.namespace or "default"), self.scheduler_name, key)
+        allocation = pod_to_allocation(
+            pod, self._cache.namespace(pod.namespace or "default"), self.scheduler_name, key, self._lookup
+        )
         self._release(key)
         self._scheduler.add_allocation(allocation)
         self._known[key] = Known(FOREIGN, node, allocation.resource)
@@ -180,7 +196,7 @@ class PodSync:
         retry = self._retry.get(key)
         if retry is not None and self._clock() < retry[0]:
             return
-        self._scheduler.add_ask(pod_to_ask(pod, namespace, self.scheduler_name, key))
+        self._scheduler.add_ask(pod_to_ask(pod, namespace, self.scheduler_name, key, self._lookup))
         self._known[key] = Known(ASK)
 
     def _apply_bound(self, key: str, pod: PodView, node: str, namespace: Mapping[str, Any]) -> None:
@@ -196,7 +212,7 @@ class PodSync:
             if size != current.resource:  # resized in place
                 self._scheduler.resize_allocation(key, size)
             return
-        allocation = pod_to_allocation(pod, namespace, self.scheduler_name, key)
+        allocation = pod_to_allocation(pod, namespace, self.scheduler_name, key, self._lookup)
         if current is not None:
             log.warning("pod %s runs on %s, not on %s where Herder placed it", pod.name, node, current.node_id)
             self._scheduler.release_allocation(key)
@@ -206,6 +222,35 @@ class PodSync:
     def _release(self, key: str) -> None:
         if self._known.pop(key, None) is not None:
             self._scheduler.release_allocation(key)
+
+    def _track_member(self, key: str, pod: PodView) -> None:
+        """Tell the groups which of Herder's pods name a group, and in which state each is."""
+        assert self._groups is not None
+        if not is_herder_pod(pod, self.scheduler_name) or is_placeholder(pod):
+            return
+        try:
+            ref = group_ref(pod)
+        except ConversionError:
+            ref = None
+        if ref is None or (pod.node is None and pod.deleting):
+            self._groups.gone(key)
+            return
+        phase = pod.phase
+        if phase in (SUCCEEDED, FAILED):
+            state = str(phase)
+        elif pod.node is None:
+            state = PENDING
+        else:
+            state = RUNNING if phase == RUNNING else BOUND
+        self._groups.member(key, ref, ref.application_id, state)
+
+    def group_changed(self, keys: Iterable[str]) -> None:
+        """A group came or changed: its pending pods are read again with its definition."""
+        with self._lock:
+            for key in keys:
+                pod = self._cache.pod(key)
+                if pod is not None and pod_node(pod) is None:
+                    self.apply(pod)
 
     def _unwait(self, key: str, namespace: str) -> None:
         waiting = self._waiting.get(namespace)

@@ -2,8 +2,11 @@
 
 The core's scheduling events about pods (`Scheduled`, `Unschedulable`, `Evicted`, `Preempted`,
 `EvictionRefused`, `PreferencesIgnored`, `PlaceholderTooSmall`, `AnnotationIgnored`,
-`Reserved`, `ReservationEnded`, `Backfilled`) become core/v1 Events on the pod, under the names
-kube-scheduler and the kubelet use where one exists (`FailedScheduling` for a waiting pod).
+`Reserved`, `ReservationEnded`, `Backfilled`, `ResourceReservationTimeout`) become core/v1 Events
+on the pod, under the names kube-scheduler and the kubelet use where one exists
+(`FailedScheduling` for a waiting pod). A gang of a PodGroup API also speaks on its group object
+(`group_event`): why its pods wait (`FailedScheduling`), `GangReserved`,
+`ResourceReservationTimeout`, `Rejected` and `Failed`.
 Refusals of ElasticQuotas, the ConfigMap and Nodes are posted by shim/kube/write/recorder.py, which
 knows when a refusal has settled; they are not repeated here.
 
@@ -27,7 +30,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from core.events import INPUT_IGNORED, REQUEST, SchedulingEvent
+from core.events import APPLICATION, INPUT_IGNORED, REQUEST, SchedulingEvent
+from core.gang.spec import TIMEOUT_REASON
 from shim.kube.write.event_body import core_event, wall_timestamp
 
 log = logging.getLogger("herder.events")
@@ -49,7 +53,17 @@ POD_EVENTS: dict[str, tuple[str, str]] = {
     "Reserved": (NORMAL, "Reserved"),  # a node is kept for the pod while it drains
     "ReservationEnded": (NORMAL, "ReservationEnded"),
     "Backfilled": (NORMAL, "Backfilled"),  # placed on a reserved node: it ends before the reserved pod starts
+    TIMEOUT_REASON: (WARNING, TIMEOUT_REASON),  # its Hard gang timed out: the pod fails
 }
+# core reason of an event about a group's pod or application -> the Event on the group object
+GROUP_EVENTS: dict[str, tuple[str, str]] = {
+    "Unschedulable": (WARNING, "FailedScheduling"),
+    "GangReserved": (NORMAL, "GangReserved"),
+    TIMEOUT_REASON: (WARNING, TIMEOUT_REASON),
+    "Rejected": (WARNING, "Rejected"),
+    "Failed": (WARNING, "Failed"),
+}
+GroupOf = Callable[[SchedulingEvent], "ObjectRef | None"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +105,19 @@ def pod_event(event: SchedulingEvent, locate: Callable[[str], tuple[str, str] | 
     uid = event.object_id if event.object_id != f"{namespace}/{name}" else ""
     kind, reason = POD_EVENTS[event.reason]
     return EventNote(ObjectRef("Pod", namespace, name, uid), kind, reason, event.message)
+
+
+def group_event(event: SchedulingEvent, group_of: GroupOf) -> EventNote | None:
+    """The Event to post on the group object a pod or application of the event belongs to."""
+    if event.type not in (REQUEST, APPLICATION) or event.reason not in GROUP_EVENTS:
+        return None
+    if event.type == APPLICATION and event.reason == "Unschedulable":
+        return None
+    ref = group_of(event)
+    if ref is None:
+        return None
+    kind, reason = GROUP_EVENTS[event.reason]
+    return EventNote(ref, kind, reason, event.message)
 
 
 @dataclass
@@ -249,10 +276,14 @@ class EventWriter:
         correlator: EventCorrelator,
         clock: Callable[[], float] = time.monotonic,
         active: Callable[[], bool] = lambda: True,
+        group_of: GroupOf | None = None,
     ) -> None:
+        """`group_of(event)`: the group object a gang's pod or application belongs to (a PodGroup
+        API's), or None; its events are said there too."""
         self._api = api
         self._locate = locate
         self._correlator = correlator
+        self._group_of = group_of
         self._clock = clock
         self._active = active
         self.writes = 0
@@ -265,7 +296,12 @@ class EventWriter:
     def observe(self, event: SchedulingEvent, now: float | None = None) -> None:
         note = pod_event(event, self._locate)
         if note is not None:
-            self._correlator.observe(note, self._clock() if now is None else now)
+            now = self._clock() if now is None else now
+            self._correlator.observe(note, now)
+        if self._group_of is not None:
+            group_note = group_event(event, self._group_of)
+            if group_note is not None:
+                self._correlator.observe(group_note, self._clock() if now is None else now)
 
     def flush(self, now: float | None = None) -> int:
         """Post what the rate limit allows now; returns the API writes made."""

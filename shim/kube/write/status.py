@@ -3,9 +3,11 @@
 - ElasticQuota `status.used` and the `runtime`/`request` annotations (shim/kube/write/quota_status.py);
 - pods' `PodScheduled=False` condition with the reason they wait (shim/kube/write/pod_status.py);
 - Kubernetes Events for scheduled, waiting, evicted and preempted pods, correlated and rate
-  limited (shim/kube/write/pod_events.py);
+  limited (shim/kube/write/pod_events.py), and for gangs on their group objects;
 - gangs' ProvisioningRequests, when `autoscaling.provisioningRequests` is on
-  (shim/kube/write/provisioning.py).
+  (shim/kube/write/provisioning.py);
+- the status of the PodGroup APIs' groups (shim/kube/write/group_status.py);
+- `Failed` on the pods of a Hard gang that timed out (shim/kube/write/pod_failure.py).
 
 `StatusWriters` runs them in one thread: every `tick` seconds it drains the core's scheduling
 events (ShimCallbacks.events) into the pod writers, then lets each writer do what its own rate
@@ -28,7 +30,9 @@ from typing import Any
 
 from core.events import SchedulingEvent
 from core.scale_up import ScaleUpView
+from shim.kube.write.group_status import GroupStatusWriter
 from shim.kube.write.pod_events import EventCorrelator, EventWriter
+from shim.kube.write.pod_failure import PodFailureWriter
 from shim.kube.write.pod_status import PodConditionWriter
 from shim.kube.write.provisioning import ProvisioningWriter
 from shim.kube.write.provisioning_api import ProvisioningApi
@@ -53,12 +57,16 @@ class StatusWriters:
         provisioning: ProvisioningWriter | None = None,
         tick: float = 0.1,
         clock: Callable[[], float] = time.monotonic,
+        groups: GroupStatusWriter | None = None,
+        failures: PodFailureWriter | None = None,
     ) -> None:
         self._events = events
         self.quotas = quotas
         self.pods = pods
         self.pod_events = pod_events
         self.provisioning = provisioning
+        self.groups = groups
+        self.failures = failures
         self._active = active
         self._tick = tick
         self._clock = clock
@@ -77,11 +85,17 @@ class StatusWriters:
             if active:
                 self.pods.observe(event)
                 self.pod_events.observe(event, now)
+                if self.failures is not None:
+                    self.failures.observe(event)
         if not active:
             return
-        writes = [self.quotas.tick, self.pods.tick, self.pod_events.flush]
+        writes: list[Callable[[float], int]] = [self.quotas.tick, self.pods.tick, self.pod_events.flush]
         if self.provisioning is not None:
             writes.append(self.provisioning.tick)
+        if self.failures is not None:
+            writes.append(self.failures.tick)
+        if self.groups is not None:
+            writes.append(self.groups.tick)
         for write in writes:
             if not self._active():  # the Lease may have gone during the round (a paused process)
                 return
@@ -109,7 +123,7 @@ class StatusWriters:
 
 def start_status_writers(op: Any) -> StatusWriters:
     """Build and start the writers for a running HerderOperator (its api_client, scheduler, cache,
-    callbacks.events, status.leader and identity)."""
+    groups, callbacks.events, status.leader and identity)."""
     api = StatusApi(op.api_client)
     scheduler = op.scheduler
 
@@ -133,9 +147,11 @@ def start_status_writers(op: Any) -> StatusWriters:
         op.callbacks.events,
         QuotaStatusWriter(api, scheduler.quota_status, namespaces, interval),
         PodConditionWriter(api, op.cache.pod, view, interval, notes=provisioning.notes),
-        EventWriter(api, op.cache.locate, correlator, active=op.may_write),
+        EventWriter(api, op.cache.locate, correlator, active=op.may_write, group_of=op.groups.group_of),
         active=op.may_write,
         provisioning=provisioning,
+        groups=GroupStatusWriter(api, op.groups.states, scheduler.pending_reason, interval),
+        failures=PodFailureWriter(api, op.cache.pod, lambda: scheduler.settings.gang_fail_pods, interval),
     )
     writers.start()
     log.info("status writers started (quota status, pod conditions, Events)")

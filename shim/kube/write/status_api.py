@@ -59,6 +59,22 @@ class StatusApi:
             _request_timeout=self._timeout,
         )
 
+    def patch_group_status(
+        self, group: str, version: str, plural: str, namespace: str, name: str, patch: Mapping[str, Any]
+    ) -> None:
+        """PATCH {plural}/{name}/status of a PodGroup API (merge patch: custom resources have no
+        strategic merge, and Kubernetes' PodGroup conditions are written whole)."""
+        self._custom.patch_namespaced_custom_object_status(
+            group,
+            version,
+            namespace,
+            plural,
+            name,
+            dict(patch),
+            _content_type=MERGE,
+            _request_timeout=self._timeout,
+        )
+
     def patch_pod_status(self, namespace: str, name: str, patch: Mapping[str, Any]) -> None:
         """PATCH pods/{name}/status (strategic merge; a metadata.resourceVersion is a precondition)."""
         self._core.patch_namespaced_pod_status(
