@@ -183,6 +183,8 @@ class _Walk:
                 continue
             if held is not None:
                 self.conditions[ask.key] = self.said(LIMITS, reason, f"its gang is held back: {held}")
+            elif gang.short:  # a PodGroup's gang short of its pods: no node would help yet
+                self.conditions[ask.key] = self.said(LIMITS, reason)
             elif waiting.get(ask.task_group, 0) > 0:
                 waiting[ask.task_group] -= 1
                 self.conditions[ask.key] = self.said(NODES, reason)

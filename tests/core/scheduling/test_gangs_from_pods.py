@@ -12,6 +12,7 @@ from typing import Any
 
 from core.gang.spec import RETRY, GangSpec, TaskGroup
 from core.resources import Resource
+from core.scale_up import LIMITS
 from tests.core.scheduling.test_gangs import placeholders, play_shim, real_running
 from tests.core.scheduling.world import World, res
 
@@ -187,3 +188,13 @@ def test_the_application_document_shows_the_gangs_source_and_minimum() -> None:
     assert doc["gangSource"] == "PodGroup ml/train" and doc["minMembers"] == 2
     assert doc["gangSchedulingStyle"] == "Retry"
     assert doc["placeholderData"] == [{"taskGroupName": "train", "count": 2, "replaced": 2, "timedout": 0}]
+
+
+def test_a_gang_short_of_its_pods_tells_autoscalers_no_node_would_help() -> None:
+    world = World(QUEUES)
+    world.node("n1", cpu=1)
+    names = group_pods(world, "train", pod_group(4), 3)
+    world.schedule()
+    condition = world.sched.scale_up_view().conditions[names[0]]
+    assert condition.category == LIMITS  # SchedulingSkipped: more nodes would not start it
+    assert condition.message == "its gang (PodGroup ml/train) needs 4 pods before any is placed: 3 exist"
