@@ -152,3 +152,24 @@ def test_user_limits_example_shows_each_limit() -> None:
     assert "user erin would exceed maxapplications 3 at root" in waited_reasons(report, "batch/erin-etl-4")[0]
     alice = next(u for u in report["snapshots"]["30"]["usage"]["users"] if u["userName"] == "alice")
     assert alice["queues"]["queuePath"] == "root"
+
+
+def test_training_gangs_in_four_dialects_each_run_whole_and_a_short_one_holds_nothing() -> None:
+    report = simulate_example("training-gangs.yaml")
+    pods = report["pods"]
+    bound = {name: pod["bound"] for name, pod in pods.items() if not pod.get("placeholder")}
+    assert [bound[f"vision/resnet-worker-{i}"] for i in range(4)] == [10] * 4  # scheduler-plugins, once 4 exist
+    assert [bound[n] for n in ("nlp/bert-ps-0", "nlp/bert-worker-0", "nlp/bert-worker-1")] == [0, 0, 0]  # Volcano
+    assert bound["vision/notebook"] == 5, "the ResNet gang, one pod short, held none of the room"
+    assert [bound[f"research/llm-worker-{i}"] for i in range(4)] == [100] * 4  # Kubernetes PodGroup, whole
+    assert [bound[f"batch/etl-{i}"] for i in range(2)] == [40, 40]  # the Workload applied at t=40
+    assert "needs 4 pods before any is placed: 3 exist" in waited_reasons(report, "vision/resnet-worker-0")[0]
+    assert waited_reasons(report, "batch/etl-0") == [
+        "waits for Workload batch/etl (Kubernetes), which does not exist yet",
+        "waiting for all 2 placeholders of its gang to be allocated",
+    ]
+    placeholders = [pod for pod in pods.values() if pod.get("placeholder")]
+    assert len(placeholders) == 13 and {pod["state"] for pod in placeholders} == {"Replaced"}
+    sources = {app["applicationID"]: app.get("gangSource") for app in report["snapshots"]["35"]["applications"]}
+    assert sources["research-llm"] == "Kubernetes PodGroup research/llm"
+    assert sources["vision-resnet"] == "scheduler-plugins PodGroup vision/resnet"
