@@ -171,3 +171,24 @@ def test_without_the_crds_herder_starts_watches_none_of_them_and_schedules(clust
     assert "podgroups" not in watched and "workloads" not in watched
     with pytest.raises(client.ApiException):  # nothing served: Herder could not have listed them
         cluster.custom.list_cluster_custom_object("scheduling.x-k8s.io", "v1alpha1", "podgroups")
+
+
+def test_a_group_herder_cannot_read_gets_a_warning_and_its_pods_wait_naming_the_field(cluster: Cluster) -> None:
+    install(cluster, COSCHEDULING)
+    cluster.create_namespace("ml")
+    cluster.start_herder()
+    body = COSCHEDULING.group("ml", "train", 2)
+    body["spec"]["minResources"] = {"cpu": "lots"}
+    cluster.custom.create_namespaced_custom_object(
+        COSCHEDULING.api_group, COSCHEDULING.version, "ml", "podgroups", body
+    )
+    name = member(cluster, COSCHEDULING, "train", "train-0")
+    said = eventually(lambda: condition(cluster, name), "the pod to say why it waits")
+    assert said.startswith("its gang cannot be read: scheduler-plugins PodGroup ml/train spec.minResources")
+
+    def refused() -> list[dict[str, Any]]:
+        return [e for e in cluster.events_about("PodGroup", "train") if e["reason"] == "GangDefinitionRefused"]
+
+    [event] = eventually(refused, "a Warning Event on the PodGroup")
+    assert event["type"] == "Warning"
+    assert "spec.minResources" in event["message"]
