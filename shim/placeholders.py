@@ -31,7 +31,7 @@ from typing import Any
 
 from core.objects.ask import Allocation
 from core.resources import VCORE, Resource
-from shim.convert.gangs import coscheduling, volcano
+from shim.convert.gangs import coscheduling, kubernetes_pod_group, kubernetes_workload, volcano
 from shim.convert.gangs.topology import TOPOLOGY_ANNOTATIONS
 from shim.convert.gangs.yunikorn import (
     ANNOTATION_PLACEHOLDER,
@@ -57,7 +57,7 @@ _COPIED_LABELS = (LABEL_QUEUE, LABEL_QUEUE_PLAIN, LABEL_QUOTA_NAME, LABEL_PREEMP
 # What names a member pod's group (and task): copied onto the placeholders cut from it.
 _GROUP_LABELS = (coscheduling.LABEL, coscheduling.LEGACY_LABEL, volcano.TASK_KEY)
 _GROUP_ANNOTATIONS = (volcano.ANNOTATION, volcano.TASK_KEY, ANNOTATION_USER_INFO, ANNOTATION_QUEUE)
-_GROUP_SPEC = ("schedulingGroup", "workloadRef")
+_GROUP_SPEC = (kubernetes_pod_group.POD_FIELD, kubernetes_workload.POD_FIELD)
 _MEMBER_PLACEMENT = ("nodeSelector", "tolerations", "affinity", "topologySpreadConstraints")
 
 

@@ -119,8 +119,23 @@ def uses_yunikorn_gang(pod: PodView) -> bool:
     return ANNOTATION_TASK_GROUPS in annotations or ANNOTATION_TASK_GROUP_NAME in annotations
 
 
+# Where a pod names a group, looked up first: most pods name none, and this is read for each.
+_GROUP_LABELS = (coscheduling.LABEL, coscheduling.LEGACY_LABEL)
+_GROUP_ANNOTATION = volcano.ANNOTATION
+_GROUP_SPEC = (kubernetes_pod_group.POD_FIELD, kubernetes_workload.POD_FIELD)
+
+
 def group_ref(pod: PodView) -> GroupRef | None:
     """The group object the pod names, or None (ConversionError for a malformed reference)."""
+    labels, spec = pod.labels, pod.spec
+    if (
+        _GROUP_LABELS[0] not in labels
+        and _GROUP_LABELS[1] not in labels
+        and _GROUP_ANNOTATION not in pod.annotations
+        and _GROUP_SPEC[0] not in spec
+        and _GROUP_SPEC[1] not in spec
+    ):
+        return None
     if uses_yunikorn_gang(pod):
         return None
     for read in _REFS:

@@ -33,13 +33,14 @@ API = "Kubernetes"
 KIND = "PodGroup"
 GROUP = "scheduling.k8s.io"
 VERSIONS = ("v1beta1", "v1alpha3", "v1alpha2")  # the newest the server serves is watched
+POD_FIELD = "schedulingGroup"  # where a pod names its group
 PLURAL = "podgroups"
 DEFAULT_TIMEOUT = 300.0
 
 
 def group_ref(pod: PodView) -> GroupRef | None:
     """The PodGroup the pod's spec.schedulingGroup names, or None."""
-    group = pod.spec.get("schedulingGroup")
+    group = pod.spec.get(POD_FIELD)
     if not isinstance(group, Mapping):
         return None
     name = string_field(group.get("podGroupName"), f"pod {pod.name} spec.schedulingGroup.podGroupName")

@@ -34,13 +34,14 @@ API = "Kubernetes"
 KIND = "Workload"
 GROUP = "scheduling.k8s.io"
 VERSION = "v1alpha1"
+POD_FIELD = "workloadRef"  # where a pod names its group
 PLURAL = "workloads"
 DEFAULT_TIMEOUT = 300.0
 
 
 def group_ref(pod: PodView) -> GroupRef | None:
     """The Workload pod group the pod's spec.workloadRef names, or None."""
-    ref = pod.spec.get("workloadRef")
+    ref = pod.spec.get(POD_FIELD)
     if not isinstance(ref, Mapping):
         return None
     where = f"pod {pod.name} spec.workloadRef"
