@@ -1,7 +1,8 @@
 """Where a snapshot's objects come from: the API server, or a running Herder's REST state dump.
 
 From the API server (a kubeconfig, read only): the kinds the operator reads (nodes, namespaces,
-pods, ElasticQuotas, storage objects, PriorityClasses, the scheduler ConfigMap), plus
+pods, ElasticQuotas, storage objects, PriorityClasses, the PodGroup APIs' groups the server
+serves, the scheduler ConfigMap), plus
 PodDisruptionBudgets where the credentials may list them (the operator never lists them: the
 Eviction API applies them; a snapshot without them says so).
 
@@ -16,15 +17,17 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 from kubernetes import client
 
 from core.config.settings import Settings
 from shim.convert.identity import ANNOTATION_USER_INFO, LABEL_APP_ID, LABEL_QUEUE
 from shim.convert.quotas import ANNOTATION_SHARED_WEIGHT, LABEL_ALLOW_LENT, LABEL_IS_PARENT, LABEL_PARENT
+from shim.kube.watch.groups import served_kinds
 from shim.kube.watch.listing import ClusterReader
 from shim.whatif.snapshot import ClusterObjects
 
@@ -33,6 +36,7 @@ STORAGE_KINDS = (
     ("persistentvolumes", "PersistentVolume", "v1"),
     ("persistentvolumeclaims", "PersistentVolumeClaim", "v1"),
 )
+T = TypeVar("T")
 NAMESPACE_TAG = "kubernetes.io/meta/namespace"
 POD_NAME_TAG = "kubernetes.io/meta/podName"
 
@@ -43,11 +47,15 @@ def _raw_items(call: Any, timeout: float) -> list[dict[str, Any]]:
     return items
 
 
-def _optional(what: str, read: Any, notes: list[str]) -> list[dict[str, Any]]:
+def _first(listing: Callable[..., tuple[list[dict[str, Any]], str]], *args: str) -> list[dict[str, Any]]:
+    """The objects of a listing, without its resourceVersion."""
+    return listing(*args)[0]
+
+
+def _optional(what: str, read: Callable[[], list[T]], notes: list[str]) -> list[T]:
     """A listing the credentials may not allow, or whose API is not served: an empty list and a note."""
     try:
-        found: list[dict[str, Any]] = read()
-        return found
+        return read()
     except client.ApiException as error:
         if error.status in (401, 403, 404):
             notes.append(f"{what} not read ({error.status} {error.reason})")
@@ -62,7 +70,7 @@ def from_api_server(
     notes: list[str] = []
     objects: list[dict[str, Any]] = []
     for plural, kind, version in STORAGE_KINDS:
-        for item in _optional(plural, lambda p=plural: reader.storage_listing(p)[0], notes):
+        for item in _optional(plural, partial(_first, reader.storage_listing, plural), notes):
             objects.append({"apiVersion": version, "kind": kind, **item})
     budgets = _optional(
         "poddisruptionbudgets",
@@ -70,6 +78,10 @@ def from_api_server(
         notes,
     )
     objects.extend({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", **item} for item in budgets)
+    for served in _optional("the gang APIs' discovery", lambda: served_kinds(api, timeout), notes):
+        listing = partial(_first, reader.custom_listing, served.group, served.version, served.kind.plural)
+        for item in _optional(served.name, listing, notes):
+            objects.append({"apiVersion": served.api_version, "kind": served.kind.kind, **item})
     quotas = reader.quotas()
     if quotas is None:
         notes.append("ElasticQuotas not read (the CRD is not installed)")

@@ -157,3 +157,29 @@ def test_an_anonymized_snapshot_names_no_namespace_user_or_pod_and_behaves_the_s
         namespace, pod_name = name.split("/")
         other = reports[1]["pods"][f"{names.get(namespace, namespace)}/{names.get(pod_name, pod_name)}"]
         assert (pod["state"], pod["bound"], pod["node"]) == (other["state"], other["bound"], other["node"]), name
+
+
+def test_a_snapshot_keeps_the_pod_groups_its_pods_name(cluster: Cluster, tmp_path: Path) -> None:
+    from tests.gang_apis import COSCHEDULING
+    from tests.kube.test_operator_group_gangs import create_group, install, member
+
+    install(cluster, COSCHEDULING)
+    cluster.create_namespace("ml")
+    cluster.start_herder()
+    create_group(cluster, COSCHEDULING, "train", 3)
+    for i in range(2):
+        member(cluster, COSCHEDULING, "train", f"train-{i}")
+    config = write_kubeconfig(tmp_path / "kubeconfig", cluster.server.url, token="admin-token")
+    out = tmp_path / "snapshot.yaml"
+    assert main(["snapshot", "--kubeconfig", str(config), "--namespace", HERDER_NAMESPACE, "--out", str(out)]) == 0
+    document = yaml.safe_load(out.read_text())
+    [group] = [o for o in document.get("objects", []) if o["kind"] == "PodGroup"]
+    assert group["apiVersion"] == "scheduling.x-k8s.io/v1alpha1" and group["spec"] == {"minMember": 3}
+    # played from there, the gang is the same gang: one pod short, then whole when its third comes
+    third = {**document["workload"][0], "at": 10}
+    metadata = {key: value for key, value in third["pod"]["metadata"].items() if key != "uid"}
+    third["pod"] = {**third["pod"], "metadata": {**metadata, "name": "train-2"}}
+    document["workload"].append(third)
+    out.write_text(yaml.safe_dump(document))
+    pods = _simulate(out)["pods"]
+    assert [pods[f"ml/train-{i}"]["bound"] for i in range(3)] == [10, 10, 10]
