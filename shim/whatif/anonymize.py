@@ -2,7 +2,8 @@
 
 Names that say who does what are replaced, each by the same stand-in everywhere it occurs:
 namespaces (`ns-1`), quotas named otherwise (`quota-1`), users (`user-1`) and groups
-(`group-1`), applications and the controllers that own pods (`app-1`), pods (`pod-1`), their
+(`group-1`), applications, the controllers that own pods and the PodGroups or Workloads that
+gang them (`app-1`), pods (`pod-1`), their
 uids (`uid-1`, owner references too) and claims (`claim-1`). Kubernetes' own namespaces keep
 their names. A string is replaced where it *is* such a name (a label value, a queue
 path's segment, `namespace/name`, an ACL's entry, a value inside the user annotation's JSON),
@@ -95,6 +96,8 @@ def _collect(document: Mapping[str, Any], config: object, renames: Renames) -> N
     for obj in document.get("objects") or []:
         if obj.get("kind") == "PersistentVolumeClaim":
             renames.add("claim", obj["metadata"].get("name"))
+        elif obj.get("kind") in ("PodGroup", "Workload"):  # a gang's group is named after its job
+            renames.add("app", obj["metadata"].get("name"))
     _collect_config(config, renames)
     for entry in document.get("workload") or []:
         meta = entry["pod"].get("metadata") or {}

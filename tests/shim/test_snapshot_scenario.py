@@ -131,3 +131,20 @@ def test_anonymized_scenarios_hold_no_name_of_a_person_team_or_workload(taken: s
     namespace = anonymized["workload"][0]["pod"]["metadata"]["namespace"]
     assert labels["yunikorn.apache.org/queue"] == f"root.{namespace}"  # the queue still follows its namespace
     assert "submitacl: user-1" in anonymized["config"]
+
+
+def test_an_anonymized_pod_group_keeps_naming_its_pods_under_a_stand_in() -> None:
+    member = pod("w-0", namespace="team-ml")
+    member["metadata"]["labels"] = {"scheduling.x-k8s.io/pod-group": "secret-llm"}
+    group = {
+        "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+        "kind": "PodGroup",
+        "metadata": {"name": "secret-llm", "namespace": "team-ml"},
+        "spec": {"minMember": 2},
+    }
+    cluster = ClusterObjects(taken_at=NOW, source="test", pods=[member], objects=[group])
+    anonymized, _ = anonymize(scenario_document(cluster, Durations()))
+    assert "secret-llm" not in repr(anonymized) and "team-ml" not in repr(anonymized)
+    [kept] = anonymized["objects"]
+    label = anonymized["workload"][0]["pod"]["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"]
+    assert label == kept["metadata"]["name"] and kept["spec"] == {"minMember": 2}
