@@ -136,6 +136,7 @@ def _fill_from_pods(state: CoreState, app: Application, gang: Gang, now: float) 
         del gang.stand_ins[gone_member]
     claimed = set(gang.stand_ins.values())
     spare = sorted(gang.placeholders() - claimed) + sorted(gang.pending_placeholders() - claimed)
+    _prefer_placed(state, gang, members, spare)
     taken = _Taken(state)
     for member in members:
         if member.key in gang.stand_ins:
@@ -155,6 +156,24 @@ def _fill_from_pods(state: CoreState, app: Application, gang: Gang, now: float) 
     for key in spare:
         _release_spare(state, gang, key, now)
     _check_reserved(state, gang, now)
+
+
+def _prefer_placed(state: CoreState, gang: Gang, members: list[Ask], spare: list[str]) -> None:
+    """A placeholder already on a node (found after a restart) stands in for a member of its
+    shape instead of one still pending, which becomes spare (and is released, never placed)."""
+    placed = [key for key in spare if key in state.allocations]
+    if not placed:
+        return
+    for member in members:
+        current = gang.stand_ins.get(member.key)
+        if current is None or current in state.allocations:
+            continue
+        match = next((key for key in placed if _fits_member(state, key, member)), None)
+        if match is not None:
+            placed.remove(match)
+            spare.remove(match)
+            spare.append(current)
+            gang.stand_ins[member.key] = match
 
 
 def _members(app: Application, spec: GangSpec) -> tuple[list[Ask], str]:

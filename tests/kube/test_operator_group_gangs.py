@@ -18,6 +18,7 @@ from kubernetes import client
 
 from tests.gang_apis import APIS, COSCHEDULING, KUBERNETES_POD_GROUP, VOLCANO, GangApi
 from tests.kube.conftest import Cluster, eventually, herder_pod
+from tests.kube.emulator import node_body
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -192,3 +193,34 @@ def test_a_group_herder_cannot_read_gets_a_warning_and_its_pods_wait_naming_the_
     [event] = eventually(refused, "a Warning Event on the PodGroup")
     assert event["type"] == "Warning"
     assert "spec.minResources" in event["message"]
+
+
+def test_a_restart_mid_gang_adopts_the_placeholders_cut_from_its_pods_and_neither_duplicates_nor_leaks(
+    cluster: Cluster,
+) -> None:
+    install(cluster, COSCHEDULING)
+    cluster.create_namespace("ml")
+    first = cluster.start_herder("herder-0")
+    [busy] = cluster.create_pods("ml", 1, prefix="busy", cpu="1", labels={"applicationId": "busy"})
+    cluster.bound("ml", busy)  # the cluster could hold the gang (4 x 3 of 12 cores), not now
+    create_group(cluster, COSCHEDULING, "big", 4)
+    names = [member(cluster, COSCHEDULING, "big", f"big-{i}", cpu="3") for i in range(4)]
+    before = eventually(lambda: len(placeholders(cluster)) == 3 and set(placeholders(cluster)), "3 placeholders")
+    first.stop()
+
+    second = cluster.start_herder("herder-1")
+    eventually(
+        lambda: (d := second.scheduler.application_document("ml-big")) and len(d["allocations"]) == 3,
+        "the placeholders adopted",
+    )
+    assert set(placeholders(cluster)) == before, "no placeholder duplicated or deleted by the restart"
+    cluster.core.create_node(node_body("node-3", cpu="4", memory="16Gi"))
+    nodes = {name: cluster.bound("ml", name) for name in names}
+    assert len(set(nodes.values())) == 4
+    eventually(lambda: not placeholders(cluster), "every placeholder deleted as its pod took its place")
+    creates = [
+        path
+        for verb, path, agent in cluster.server.writes()
+        if verb == "POST" and agent.startswith("herder/") and path.rstrip("/").endswith("/pods")
+    ]
+    assert len(creates) in (3, 4)  # at most the missing fourth was made after the restart

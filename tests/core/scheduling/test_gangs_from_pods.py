@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.gang.gang import stand_in_ask
 from core.gang.spec import RETRY, GangSpec, TaskGroup
+from core.objects.ask import Allocation
 from core.resources import Resource
 from core.scale_up import LIMITS
 from tests.core.scheduling.test_gangs import placeholders, play_shim, real_running
@@ -198,3 +200,20 @@ def test_a_gang_short_of_its_pods_tells_autoscalers_no_node_would_help() -> None
     condition = world.sched.scale_up_view().conditions[names[0]]
     assert condition.category == LIMITS  # SchedulingSkipped: more nodes would not start it
     assert condition.message == "its gang (PodGroup ml/train) needs 4 pods before any is placed: 3 exist"
+
+
+def test_after_a_restart_the_placeholders_found_on_nodes_stand_in_again_whatever_comes_first() -> None:
+    world = World(QUEUES)
+    world.node("n1", cpu=3)
+    definition = pod_group(4)
+    names = group_pods(world, "train", definition, 4)  # a restart: the pods are read first ...
+    for index, name in enumerate(names[:3]):  # ... then the placeholders already on the node
+        member = world.asks[name]
+        stand_in = stand_in_ask(member, definition, set(), 10 + index)  # named unlike those it would make
+        world.sched.add_allocation(Allocation.for_ask(stand_in, "n1", 0.0))
+    world.schedule()
+    kept = placeholders(world)
+    assert len(kept) == 3 and all(key.startswith("default/tg-train-train-") for key in kept)
+    assert not [a for a in world.out.binds if a.placeholder], "no placeholder made again for a member that has one"
+    assert not world.out.evictions, "none of the placeholders found was deleted"
+    assert real_running(world, "train") == []
