@@ -45,13 +45,15 @@ class Cluster:
         self.members: dict[str, int] = {}
         self.real: list[str] = []
         self.apps = 0
+        self.nodes_made = 0  # names never reused: a node joining is a new node, not a relabelled one
         for rack, nodes in enumerate(sizes):
             for cpu in nodes:
                 self.add(rack, cpu)
         self.add(None, 8)  # a node of no rack
 
     def add(self, rack: int | None, cpu: int) -> None:
-        name = f"n{len(self.rack_of)}"
+        name = f"n{self.nodes_made}"
+        self.nodes_made += 1
         labels = {RACK: f"r{rack}"} if rack is not None else {}
         self.rack_of[name] = labels.get(RACK)
         self.world.node(name, cpu=cpu, labels=labels)
