@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.gang.gang import stand_in_ask
-from core.gang.spec import RETRY, GangSpec, TaskGroup
+from core.gang.spec import RETRY, GangSpec, GangTopology, TaskGroup
 from core.objects.ask import Allocation
 from core.resources import Resource
 from core.scale_up import LIMITS
@@ -33,7 +33,11 @@ partitions:
 
 
 def pod_group(
-    members: int, *tasks: tuple[str, int], timeout: float = 60.0, minimum: Resource | None = None
+    members: int,
+    *tasks: tuple[str, int],
+    timeout: float = 60.0,
+    minimum: Resource | None = None,
+    topology: GangTopology | None = None,
 ) -> GangSpec:
     return GangSpec(
         groups=tuple(TaskGroup(name, count, res(pods=1)) for name, count in tasks),
@@ -43,6 +47,7 @@ def pod_group(
         min_resources=minimum,
         from_pods=True,
         source="PodGroup ml/train",
+        topology=topology,
     )
 
 
@@ -217,3 +222,63 @@ def test_after_a_restart_the_placeholders_found_on_nodes_stand_in_again_whatever
     assert not [a for a in world.out.binds if a.placeholder], "no placeholder made again for a member that has one"
     assert not world.out.evictions, "none of the placeholders found was deleted"
     assert real_running(world, "train") == []
+
+
+RACK = "topology.example.com/rack"
+
+
+def test_a_required_topology_packs_the_pods_own_sizes_and_lands_in_the_one_rack_that_holds_them() -> None:
+    world = World(QUEUES)
+    world.node("a1", cpu=2, labels={RACK: "a"})
+    world.node("a2", cpu=2, labels={RACK: "a"})
+    world.node("b1", cpu=3, labels={RACK: "b"})
+    world.node("b2", cpu=1, labels={RACK: "b"})
+    definition = pod_group(2, topology=GangTopology(RACK))
+    master = group_pods(world, "train", definition, 1, cpu=3, task="master")
+    worker = group_pods(world, "train", definition, 1, cpu=1, task="worker")
+    world.schedule()
+    # Rack a has the same 4 cores, but on nodes too small for the 3-core master.
+    assert (world.node_of(master[0]), world.node_of(worker[0])) == ("b1", "b2")
+    doc = world.sched.application_document("train")
+    assert doc is not None and doc["gangTopology"]["domains"] == ["b"]
+
+
+def test_a_gang_no_rack_can_hold_places_nothing_and_waits_naming_the_closest_rack() -> None:
+    world = World(QUEUES)
+    world.node("a1", cpu=2, labels={RACK: "a"})
+    world.node("b1", cpu=2, labels={RACK: "b"})
+    names = group_pods(world, "train", pod_group(3, topology=GangTopology(RACK)), 3)
+    world.pod("plain", app="other", queue="root.a", cpu=1)
+    assert world.schedule() == {"plain": "a1"}
+    assert placeholders(world) == {} and real_running(world, "train") == []
+    assert world.reason(names[0]) == (
+        "waiting for all 3 placeholders of its gang to be allocated: no rack (label topology.example.com/rack)"
+        " could ever hold the gang's 3 x 1 core"
+    )
+
+
+def test_a_pod_group_above_gang_max_members_is_rejected_at_once() -> None:
+    world = World(QUEUES)
+    world.node("n1", cpu=4)
+    names = group_pods(world, "huge", pod_group(1_000_000_000), 1)
+    world.pod("plain", app="other", queue="root.a", cpu=1)
+    assert world.schedule() == {"plain": "n1"}
+    assert world.app_state("huge") == "Rejected"
+    assert "the gang has 1000000000 members in all, above the setting gang.maxMembers (10000)" in (
+        world.reason(names[0]) or ""
+    )
+
+
+def test_a_pod_group_larger_than_the_cluster_places_no_placeholder_until_a_node_joins() -> None:
+    world = World(QUEUES)
+    world.node("n1", cpu=4)
+    names = group_pods(world, "train", pod_group(2), 2, cpu=3)
+    world.schedule()
+    assert placeholders(world) == {} and not [a for a in world.out.binds if a.placeholder]
+    assert world.reason(names[0]) == (
+        "the gang's placeholders need vcore 6000m in all, above what the whole cluster has (4000m):"
+        " no placeholder is placed until nodes are added"
+    )
+    world.node("n2", cpu=4)
+    world.schedule()
+    assert sorted(real_running(world, "train")) == sorted(names)
