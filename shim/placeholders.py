@@ -17,7 +17,8 @@ A placeholder of a PodGroup API's gang (core/gang/spec.py `from_pods`) is cut fr
 pod it stands for instead (`ask.gang.originator`): its requests are the pod's size, its node
 rules the pod's, its owner the pod, and it names the same group as the pod (the group label,
 annotation or spec field, and Volcano's task), so a restarted Herder reads it back into the
-same gang. It carries none of the pod's other labels: a Job or training operator selecting its
+same gang (with Kueue's topology annotations, if the pod has them). It carries none of the
+pod's other labels: a Job or training operator selecting its
 pods by label must never count (or adopt) a placeholder.
 
 Shared by the simulator and the operator's placeholder writer (shim/kube/write/placeholders.py).
@@ -56,7 +57,13 @@ _COPIED_ANNOTATIONS = (
 _COPIED_LABELS = (LABEL_QUEUE, LABEL_QUEUE_PLAIN, LABEL_QUOTA_NAME, LABEL_PREEMPTIBLE)
 # What names a member pod's group (and task): copied onto the placeholders cut from it.
 _GROUP_LABELS = (coscheduling.LABEL, coscheduling.LEGACY_LABEL, volcano.TASK_KEY)
-_GROUP_ANNOTATIONS = (volcano.ANNOTATION, volcano.TASK_KEY, ANNOTATION_USER_INFO, ANNOTATION_QUEUE)
+_GROUP_ANNOTATIONS = (
+    volcano.ANNOTATION,
+    volcano.TASK_KEY,
+    ANNOTATION_USER_INFO,
+    ANNOTATION_QUEUE,
+    *TOPOLOGY_ANNOTATIONS,
+)
 _GROUP_SPEC = (kubernetes_pod_group.POD_FIELD, kubernetes_workload.POD_FIELD)
 _MEMBER_PLACEMENT = ("nodeSelector", "tolerations", "affinity", "topologySpreadConstraints")
 

@@ -7,7 +7,9 @@ gangs, and the pod's gang read from the group it names.
     group_ref     the group a pod names (scheduler-plugins label, Volcano annotation,
                   Kubernetes spec.schedulingGroup or spec.workloadRef), or None
     group_gang    the pod's gang from that group's definition; a group that does not exist
-                  (yet) or cannot be read is a problem the pod waits on, naming the object
+                  (yet) or cannot be read is a problem the pod waits on, naming the object.
+                  Kueue's topology annotations on the pod (shim/convert/gangs/topology.py)
+                  give the gang its topology when the group states none
 
 A pod that carries YuniKorn's own gang annotations is read by shim/convert/gangs/yunikorn.py
 instead, whatever group it names.
@@ -16,13 +18,14 @@ instead, whatever group it names.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from shim.convert.gangs import coscheduling, kubernetes_pod_group, kubernetes_workload, volcano
 from shim.convert.gangs.pod_gang import GroupDefinition, GroupRef, PodGang
+from shim.convert.gangs.topology import gang_topology
 from shim.convert.gangs.yunikorn import ANNOTATION_TASK_GROUP_NAME, ANNOTATION_TASK_GROUPS, is_placeholder
-from shim.convert.objects import meta_of
+from shim.convert.objects import ConversionError, meta_of
 from shim.convert.pod_view import PodView
 
 GroupKey = tuple[str, str, str, str]  # (api, kind, namespace, name): GroupRef.key
@@ -161,5 +164,12 @@ def group_gang(pod: PodView, ref: GroupRef, lookup: GroupLookup) -> tuple[PodGan
         ]
     spec = definition.gangs[ref.part]
     if spec is None:
-        return PodGang(placeholder=placeholder), []
-    return PodGang(ref.task_group, spec, placeholder), []
+        return PodGang(placeholder=placeholder, notices=definition.notices), []
+    if spec.topology is None:
+        try:
+            topology = gang_topology(pod.annotations, f"pod {pod.name}")
+        except ConversionError as err:
+            return PodGang(placeholder=placeholder), [str(err)]
+        if topology is not None:
+            spec = replace(spec, topology=topology)
+    return PodGang(ref.task_group, spec, placeholder, definition.notices), []

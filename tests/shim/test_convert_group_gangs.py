@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from core.gang.spec import RETRY
+from core.gang.spec import RETRY, GangTopology
 from core.resources import Resource
 from shim.convert.gang_sources import GROUP_KINDS, GroupKey, kind_of
 from shim.convert.gangs.pod_gang import GroupDefinition
@@ -212,3 +212,79 @@ def test_every_kind_is_known_by_its_api_version_and_kind() -> None:
     assert names == {"scheduler-plugins PodGroup", "Volcano PodGroup", "Kubernetes PodGroup", "Kubernetes Workload"}
     assert kind_of({"apiVersion": "scheduling.k8s.io/v1", "kind": "PodGroup"}) is None
     assert kind_of({"apiVersion": "example.com/v1alpha1", "kind": "PodGroup"}) is None
+
+
+RACK = "topology.example.com/rack"
+
+
+@pytest.mark.parametrize("version", ["v1alpha2", "v1alpha3", "v1beta1"])
+def test_a_kubernetes_pod_groups_topology_constraint_keeps_its_gang_in_one_domain(version: str) -> None:
+    group = kubernetes_group("train", version=version, gang={"minCount": 4})
+    group["spec"]["schedulingConstraints"] = {"topology": [{"key": RACK}]}
+    ask = pod_to_ask(pod(**GROUPED), None, groups=lookup(group))
+    assert ask.problems == ()
+    assert ask.gang is not None and ask.gang.topology == GangTopology(RACK, required=True)
+
+
+@pytest.mark.parametrize(
+    ("constraints", "said"),
+    [
+        ({"topology": [{"key": RACK}, {"key": "topology.kubernetes.io/zone"}]}, "must be a list of one {key"),
+        ({"topology": [{"key": "not a label!"}]}, "spec.schedulingConstraints.topology[0].key: expected a node label"),
+        ({"topology": [{}]}, "spec.schedulingConstraints.topology[0].key: expected a node label key"),
+        ("rack", "spec.schedulingConstraints: must be an object with topology"),
+    ],
+)
+def test_a_topology_constraint_that_cannot_be_read_keeps_the_pods_waiting_naming_the_field(
+    constraints: Any, said: str
+) -> None:
+    group = kubernetes_group("train", gang={"minCount": 2})
+    group["spec"]["schedulingConstraints"] = constraints
+    ask = pod_to_ask(pod(**GROUPED), None, groups=lookup(group))
+    assert len(ask.problems) == 1 and said in ask.problems[0], ask.problems
+
+
+@pytest.mark.parametrize(
+    ("group", "member"),
+    [
+        (coscheduling_group(minMember=2), LABELLED),
+        (volcano_group("train", minMember=2), ANNOTATED),
+        (kubernetes_group("train", gang={"minCount": 2}), GROUPED),
+        (
+            workload("train", {"name": "w", "policy": {"gang": {"minCount": 2}}}),
+            {"workloadRef": {"name": "train", "podGroup": "w"}},
+        ),
+    ],
+)
+@pytest.mark.parametrize("required", [True, False])
+def test_kueues_topology_annotations_on_the_pods_of_any_group_give_its_gang_a_topology(
+    group: dict[str, Any], member: dict[str, Any], required: bool
+) -> None:
+    key = "kueue.x-k8s.io/podset-required-topology" if required else "kueue.x-k8s.io/podset-preferred-topology"
+    fields = {**member, "annotations": {**member.get("annotations", {}), key: RACK}}
+    ask = pod_to_ask(pod(**fields), None, groups=lookup(group))
+    assert ask.problems == ()
+    assert ask.gang is not None and ask.gang.topology == GangTopology(RACK, required)
+
+
+def test_a_kubernetes_pod_groups_own_constraint_wins_over_kueues_annotation() -> None:
+    group = kubernetes_group("train", gang={"minCount": 2})
+    group["spec"]["schedulingConstraints"] = {"topology": [{"key": RACK}]}
+    fields = {**GROUPED, "annotations": {"kueue.x-k8s.io/podset-preferred-topology": "topology.kubernetes.io/zone"}}
+    ask = pod_to_ask(pod(**fields), None, groups=lookup(group))
+    assert ask.gang is not None and ask.gang.topology == GangTopology(RACK, required=True)
+
+
+def test_a_bad_kueue_annotation_on_a_groups_pod_keeps_it_waiting_naming_the_annotation() -> None:
+    fields = {**LABELLED, "annotations": {"kueue.x-k8s.io/podset-required-topology": "no good!"}}
+    ask = pod_to_ask(pod(**fields), None, groups=lookup(coscheduling_group(minMember=2)))
+    assert len(ask.problems) == 1
+    assert "pod ml/w-0 annotation kueue.x-k8s.io/podset-required-topology: expected a node label key" in ask.problems[0]
+
+
+def test_volcanos_network_topology_is_named_as_not_read_on_each_pod_and_the_gang_still_forms() -> None:
+    group = volcano_group("train", minMember=2, networkTopology={"mode": "hard", "highestTierAllowed": 1})
+    ask = pod_to_ask(pod(**ANNOTATED), None, groups=lookup(group))
+    assert ask.problems == () and ask.gang is not None and ask.gang.topology is None
+    assert len(ask.notices) == 1
+    assert "Volcano PodGroup ml/train spec.networkTopology is not read" in ask.notices[0]

@@ -173,3 +173,18 @@ def test_a_pod_group_placeholder_reads_back_into_the_same_gang_after_a_restart()
     )
     assert ask.gang is not None and ask.gang.from_pods and ask.gang.min_members == 4
     assert back.resource == allocation.resource
+
+
+def test_a_pod_group_placeholder_keeps_its_members_kueue_topology_after_a_restart() -> None:
+    member = json.loads(json.dumps(MEMBER))
+    member["metadata"]["annotations"]["kueue.x-k8s.io/podset-required-topology"] = "topology.example.com/rack"
+    kind = kind_of(POD_GROUP)
+    assert kind is not None
+    groups = {kind.key(POD_GROUP): kind.definition(POD_GROUP)}.get
+    ask = pod_to_ask(member, None, groups=groups)
+    assert ask.gang is not None and ask.gang.topology is not None
+    allocation = Allocation.for_ask(stand_in_ask(ask, ask.gang, set(), 0), "gpu-2", 5.0)
+    pod = placeholder_manifest(member, allocation, "registry.k8s.io/pause:3.10", "herder")
+    back = pod_to_allocation(pod, None, "herder", groups=groups).ask
+    assert back is not None and back.gang is not None
+    assert back.gang.topology == ask.gang.topology  # a gang rebuilt from its placeholders stays in its rack

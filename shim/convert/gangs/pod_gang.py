@@ -71,10 +71,12 @@ class GroupRef:
 class GroupDefinition:
     """What a group object says, read once per version of the object: the gang of each of its
     pod groups ("" for a PodGroup, which is one), None for one that asks for no gang (a basic
-    policy, a minimum of 0), or the problem that makes its pods wait (naming the field)."""
+    policy, a minimum of 0), or the problem that makes its pods wait (naming the field); and
+    what of it Herder does not read (a warning Event on each of its pods, never a wait)."""
 
     gangs: Mapping[str, GangSpec | None] = field(default_factory=lambda: MappingProxyType({}))
     problem: str = ""
+    notices: tuple[str, ...] = ()
 
 
 def whole_number(value: Any, where: str, least: int = 0) -> int:

@@ -7,7 +7,8 @@ Kueue's pod annotations, read off the pod that defines its gang (for YuniKorn's 
 pod carrying `yunikorn.apache.org/task-groups`), whatever API defines the gang: any gang source
 hands its annotations here. The value is a node label key (`topology.example.com/rack`,
 `kubernetes.io/hostname`); anything else, or both annotations at once, is a problem naming the
-annotation, and the pod waits with it.
+annotation, and the pod waits with it. `label_key` checks a node label key wherever an API
+states one (a Kubernetes PodGroup's `spec.schedulingConstraints.topology[].key`).
 """
 
 from __future__ import annotations
@@ -38,13 +39,13 @@ def gang_topology(annotations: Mapping[str, Any], where: str) -> GangTopology | 
             " are both set; a gang takes one of them"
         )
     if required is not None:
-        return GangTopology(_label_key(required, f"{where} annotation {ANNOTATION_REQUIRED_TOPOLOGY}"), True)
+        return GangTopology(label_key(required, f"{where} annotation {ANNOTATION_REQUIRED_TOPOLOGY}"), True)
     if preferred is not None:
-        return GangTopology(_label_key(preferred, f"{where} annotation {ANNOTATION_PREFERRED_TOPOLOGY}"), False)
+        return GangTopology(label_key(preferred, f"{where} annotation {ANNOTATION_PREFERRED_TOPOLOGY}"), False)
     return None
 
 
-def _label_key(value: Any, where: str) -> str:
+def label_key(value: Any, where: str) -> str:
     """A node label key as Kubernetes validates one: `[prefix/]name`, the prefix a DNS subdomain
     of at most 253 characters, the name at most 63 alphanumerics, `-`, `_` or `.`."""
     if isinstance(value, str):

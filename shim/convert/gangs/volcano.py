@@ -10,9 +10,12 @@
 Volcano has no timeout: a gang that cannot reserve releases its placeholders after the default
 placeholder timeout and reserves again later. `spec.queue` (a Volcano Queue) and
 `spec.priorityClassName` are not read: the pods' own queue keys and priority class decide, as
-for every pod. The PodGroup's `status.phase` (Inqueue, Running, Completed) is written back by the
-operator (shim/kube/write/group_status.py): Volcano's job controller creates a job's pods only
-once its PodGroup is Inqueue.
+for every pod. Nor is `spec.networkTopology` (`mode`, `highestTierAllowed`): its tiers are
+Volcano's HyperNode objects, not node labels; each pod of such a group gets a warning naming
+it, and Kueue's `kueue.x-k8s.io/podset-required-topology: <node label>` on the pods keeps the
+gang in one domain of a node label instead. The PodGroup's `status.phase` (Inqueue, Running,
+Completed) is written back by the operator (shim/kube/write/group_status.py): Volcano's job
+controller creates a job's pods only once its PodGroup is Inqueue.
 """
 
 from __future__ import annotations
@@ -63,8 +66,14 @@ def definition(obj: Mapping[str, Any]) -> GroupDefinition:
         tasks = _task_minimums(spec.get("minTaskMember"), f"{where} spec.minTaskMember")
     except ConversionError as err:
         return GroupDefinition(problem=str(err))
+    notices: tuple[str, ...] = ()
+    if spec.get("networkTopology") is not None:
+        notices = (
+            f"{where} spec.networkTopology is not read (its tiers are Volcano HyperNodes, not node labels):"
+            " the gang is placed without it; kueue.x-k8s.io/podset-required-topology on its pods names a node label",
+        )
     if members == 0 and not tasks:
-        return GroupDefinition(MappingProxyType({"": None}))
+        return GroupDefinition(MappingProxyType({"": None}), notices=notices)
     gang = GangSpec(
         groups=tuple(TaskGroup(task, count, Resource({PODS: 1})) for task, count in tasks),
         style=RETRY,
@@ -73,7 +82,7 @@ def definition(obj: Mapping[str, Any]) -> GroupDefinition:
         from_pods=True,
         source=where,
     )
-    return GroupDefinition(MappingProxyType({"": gang}))
+    return GroupDefinition(MappingProxyType({"": gang}), notices=notices)
 
 
 def _task_minimums(value: Any, where: str) -> list[tuple[str, int]]:
