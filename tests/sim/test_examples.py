@@ -169,7 +169,33 @@ def test_training_gangs_in_four_dialects_each_run_whole_and_a_short_one_holds_no
         "waiting for all 2 placeholders of its gang to be allocated",
     ]
     placeholders = [pod for pod in pods.values() if pod.get("placeholder")]
-    assert len(placeholders) == 13 and {pod["state"] for pod in placeholders} == {"Replaced"}
+    assert len(placeholders) == 17 and {pod["state"] for pod in placeholders} == {"Replaced"}
     sources = {app["applicationID"]: app.get("gangSource") for app in report["snapshots"]["35"]["applications"]}
     assert sources["research-llm"] == "Kubernetes PodGroup research/llm"
     assert sources["vision-resnet"] == "scheduler-plugins PodGroup vision/resnet"
+
+
+def test_training_gangs_keeps_a_gang_in_one_rack_and_one_no_rack_can_hold_waits_holding_nothing() -> None:
+    report = simulate_example("training-gangs.yaml")
+    pods = report["pods"]
+    whisper = [pods[f"speech/whisper-worker-{i}"] for i in range(4)]  # the Kubernetes PodGroup's constraint
+    assert {pod["bound"] for pod in whisper} == {170}
+    assert {pod["node"].rpartition("-gpu")[0] for pod in whisper} == {"r1"}, "the whole gang in one rack"
+    vit = [f"vision/vit-worker-{i}" for i in range(5)]  # Kueue's annotation on a scheduler-plugins gang
+    assert {pods[name]["bound"] for name in vit} == {None}, "none ran until its owner deleted it at t=240"
+    for name in vit:
+        assert waited_reasons(report, name) == [
+            "waiting for all 5 placeholders of its gang to be allocated: no rack (label topology.example.com/rack)"
+            " could ever hold the gang's 5 x 4 cores"
+        ]
+    assert not [
+        name for name, pod in pods.items() if pod.get("placeholder") and name.startswith("vision/tg-vision-vit")
+    ]
+    apps = {app["applicationID"]: app for app in report["snapshots"]["200"]["applications"]}
+    assert apps["speech-whisper"]["gangTopology"] == {
+        "key": "topology.example.com/rack",
+        "mode": "Required",
+        "domains": ["r1"],
+        "fixed": True,
+    }
+    assert apps["vision-vit"]["gangPhase"] == "Reserving" and apps["vision-vit"]["gangTopology"]["domains"] == []
