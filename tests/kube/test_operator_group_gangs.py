@@ -23,6 +23,7 @@ from tests.kube.emulator import node_body
 pytestmark = pytest.mark.timeout(120)
 
 PLACEHOLDER = "internal.yunikorn.apache.org/placeholder"
+RACK = "topology.example.com/rack"
 
 
 def install(cluster: Cluster, *apis: GangApi) -> None:
@@ -158,16 +159,18 @@ def test_a_pod_naming_a_group_not_created_yet_waits_naming_it_then_runs(cluster:
     cluster.bound("ml", name)
 
 
-def test_without_the_crds_herder_starts_watches_none_of_them_and_schedules(cluster: Cluster) -> None:
+@pytest.mark.parametrize("api", APIS, ids=lambda api: api.name)
+def test_without_the_crds_herder_starts_watches_none_of_them_and_schedules(cluster: Cluster, api: GangApi) -> None:
     cluster.create_namespace("ml")
     herder = cluster.start_herder()
     assert herder.operator is not None and herder.operator.served_groups == []
     plain = cluster.create_pods("ml", 2, prefix="plain")
     for name in plain:
         cluster.bound("ml", name)
-    waits = member(cluster, COSCHEDULING, "train", "train-0")
-    said = eventually(lambda: condition(cluster, waits), "the group's pod to say what it waits for")
-    assert "does not exist yet" in said
+    waits = [member(cluster, api, "train", f"train-{i}") for i in range(2)]
+    said = eventually(lambda: condition(cluster, waits[0]), "the group's pod to say what it waits for")
+    assert said.startswith(f"waits for {api.kind} ml/train (") and said.endswith("which does not exist yet"), said
+    assert all(cluster.node_of("ml", name) is None for name in waits), "no pod of the group runs one by one"
     watched = {plural for plural, _ in cluster.server.emulator.watches}
     assert "podgroups" not in watched and "workloads" not in watched
     with pytest.raises(client.ApiException):  # nothing served: Herder could not have listed them
@@ -224,3 +227,21 @@ def test_a_restart_mid_gang_adopts_the_placeholders_cut_from_its_pods_and_neithe
         if verb == "POST" and agent.startswith("herder/") and path.rstrip("/").endswith("/pods")
     ]
     assert len(creates) in (3, 4)  # at most the missing fourth was made after the restart
+
+
+def test_a_kubernetes_pod_groups_topology_constraint_lands_its_gang_in_the_one_rack_that_holds_it(
+    cluster: Cluster,
+) -> None:
+    install(cluster, KUBERNETES_POD_GROUP)
+    for node, rack in (("node-0", "r2"), ("node-1", "r1"), ("node-2", "r1")):
+        cluster.core.patch_node(node, {"metadata": {"labels": {RACK: rack}}})
+    cluster.create_namespace("ml")
+    cluster.start_herder()
+    body = KUBERNETES_POD_GROUP.group("ml", "train", 3)
+    body["spec"]["schedulingConstraints"] = {"topology": [{"key": RACK}]}
+    cluster.custom.create_namespaced_custom_object(
+        KUBERNETES_POD_GROUP.api_group, KUBERNETES_POD_GROUP.version, "ml", "podgroups", body
+    )
+    names = [member(cluster, KUBERNETES_POD_GROUP, "train", f"train-{i}") for i in range(3)]
+    nodes = {cluster.bound("ml", name) for name in names}
+    assert nodes <= {"node-1", "node-2"}, "3 x 2 cores: only rack r1 (8 cores) holds them all"
