@@ -10,6 +10,8 @@ report) twice and returns the problems found, each a sentence naming the moment 
   and users' and groups' limits (maxresources, maxapplications) that took a pod are within their
   bounds. Usage may stand above a bound a later change lowered (a smaller queue max or quota, a
   pod resized in place as kube-scheduler counts it: docs/simulation.md), but no pod is placed there;
+  likewise more applications may run than a lowered maxapplications allows, but no application
+  that had not run yet starts there (one already running may still place its pods, as in YuniKorn);
 - the simulated API server never refuses one of Herder's binds for a reason that means the core
   was wrong (the pod was not pending, the node is gone or has no room), and a moment always settles;
 - at the end Herder's view is the cluster's: each node's allocated resources are what Herder's
@@ -106,6 +108,7 @@ class _Watch:
         self.problems: list[str] = []
         self._read = 0  # journal entries seen
         self._resized: set[str] = set()  # pods resized in place (their node may count more)
+        self._started: set[str] = set()  # applications placed at an earlier moment
 
     def __call__(self, now: float, cluster: SimCluster) -> None:
         journal = cluster.callbacks.journal
@@ -137,10 +140,13 @@ class _Watch:
         users = {u["userName"]: u for u in dump["usage"]["users"]}
         groups = {g["groupName"]: g for g in dump["usage"]["groups"]}
         resized_nodes = {alloc.node_id for key in self._resized if (alloc := scheduler.allocation(key)) is not None}
+        started = set(self._started)
         for key in placed:
             allocation = scheduler.allocation(key)
             if allocation is None:
                 continue  # placed and gone again at the same moment (its bind was refused)
+            self._started.add(allocation.application_id)
+            new_app = allocation.application_id not in started  # counts toward maxapplications now
             where = f"t={now:g}: after placing {allocation.display_name}"
             node = nodes.get(allocation.node_id)
             if node is not None and allocation.node_id not in resized_nodes:
@@ -152,7 +158,7 @@ class _Watch:
                 if queue is not None:
                     self._within(where, f"queue {path}", queue["allocatedResource"], queue["maxResource"])
                     limit = queue["maxRunningApps"]
-                    if limit and queue["runningApps"] > limit:
+                    if limit and queue["runningApps"] > limit and new_app:
                         self.problems.append(f"{where}: queue {path} runs {queue['runningApps']} apps > max {limit}")
                 path = path.rpartition(".")[0]
             quota = scheduler.quota_of(key)
@@ -164,19 +170,19 @@ class _Watch:
             app = allocation.application_id
             user = users.get(allocation.ask.user.user) if allocation.ask is not None else None
             if user is not None:
-                self._tracker(where, f"user {user['userName']}", user["queues"], allocation.queue_path)
+                self._tracker(where, f"user {user['userName']}", user["queues"], allocation.queue_path, new_app)
                 group = groups.get(user.get("groups", {}).get(app, ""))
                 if group is not None:
-                    self._tracker(where, f"group {group['groupName']}", group["queues"], allocation.queue_path)
+                    self._tracker(where, f"group {group['groupName']}", group["queues"], allocation.queue_path, new_app)
 
-    def _tracker(self, where: str, who: str, tree: Mapping[str, Any], queue_path: str) -> None:
+    def _tracker(self, where: str, who: str, tree: Mapping[str, Any], queue_path: str, new_app: bool) -> None:
         for path, tracker in _tree(tree, "queuePath"):
             if not (queue_path == path or queue_path.startswith(path + ".")):
                 continue
             self._within(where, f"{who} in {path}", tracker["resourceUsage"], tracker["maxResources"])
             limit = tracker["maxApplications"]
             running = len(tracker["runningApplications"])
-            if limit and running > limit:
+            if limit and running > limit and new_app:
                 self.problems.append(f"{where}: {who} in {path} runs {running} apps > max {limit}")
 
     def _within(
