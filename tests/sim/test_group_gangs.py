@@ -109,3 +109,24 @@ def test_volcano_waits_for_each_tasks_minimum() -> None:
     pods = report["pods"]
     assert pods["ml/tf-ps"]["bound"] == 20
     assert [pods[f"ml/tf-worker-{i}"]["bound"] for i in range(3)] == [20, 20, 20]
+
+
+@pytest.mark.parametrize("api", APIS, ids=lambda api: api.name)
+def test_a_billion_member_group_is_refused_at_once_and_other_pods_run(api: GangApi) -> None:
+    report = simulate(
+        {
+            "nodes": [node(cpu="4")],
+            "objects": [api.group("ml", "huge", 1_000_000_000)],
+            "workload": [
+                members(api, "huge", 2),
+                pod("plain", namespace="ml", count=3, duration=10, labels={"applicationId": "plain"}),
+            ],
+        }
+    )
+    pods = report["pods"]
+    assert pods["ml/huge-worker-0"]["state"] == "Pending"
+    assert pods["ml/huge-worker-0"]["reason"] == (
+        "the gang has 1000000000 members in all, above the setting gang.maxMembers (10000)"
+    )
+    assert report["summary"]["placeholders"] == 0
+    assert all(pods[f"ml/plain-{i}"]["state"] == "Succeeded" for i in range(3))
