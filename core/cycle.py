@@ -592,6 +592,7 @@ def _maybe_preempt(state: CoreState, ask: Ask, quota: str, now: float) -> None:
 def request_eviction(state: CoreState, allocation: Allocation, reason: str, why: str, now: float) -> None:
     """Ask the shim to evict; usage changes only when the shim confirms with a release."""
     state.evicting.add(allocation.key)
+    state.leaving_changed(allocation.node_id)
     state.metrics.evictions += 1
     state.emit(
         SchedulingEvent(

@@ -296,7 +296,9 @@ def retry_bindings(state: CoreState, now: float) -> None:
 def release(state: CoreState, key: str, now: float, settle_app: bool = True) -> None:
     """The pod is gone from its node (or its binding failed): every tracker rolls back; its
     application settles (Completing when nothing is left) unless `settle_app` is False."""
-    state.evicting.discard(key)
+    if key in state.evicting:
+        state.evicting.discard(key)
+        state.leaving_changes += 1  # its node's change follows when it leaves the node
     state.waiting_for_node.pop(key, None)
     partition = state.partition
     foreign = state.foreign.pop(key, None)

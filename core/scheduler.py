@@ -182,7 +182,7 @@ class Scheduler:
                 return
             else:
                 old_capacity = node.info.capacity
-                node.info = info
+                node.replace_info(info)
             partition.node_index.put(node)
             if old_capacity is not None and node.held:
                 reservations.node_changed(state, info.node_id, self._now(now))
@@ -334,14 +334,15 @@ class Scheduler:
         """The shim could not evict (a PodDisruptionBudget said no): the recycler moves on."""
         with self._locked() as state:
             when = self._now(now)
+            allocation = state.allocations.get(key)
             state.evicting.discard(key)
+            state.quotas.eviction_refused(key, when)  # a search passes the pod over for a while
+            state.leaving_changed(allocation.node_id if allocation is not None else None)
             state.metrics.evictions_refused += 1
-            state.quotas.eviction_refused(key, when)
             for ask_key, victims in list(state.preempting.items()):
                 if key in victims:
                     del state.preempting[ask_key]
             drop_holds_on(state, victim=key)
-            allocation = state.allocations.get(key)
             name = allocation.display_name if allocation else key
             state.emit(SchedulingEvent(when, REQUEST, key, "EvictionRefused", reason, name=name))
             self._changed(state)

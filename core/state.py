@@ -120,6 +120,7 @@ class CoreState:
         # per quota: the lowest priority of its preemptible running pods, and when it was read
         self.preempt_floor: dict[str, tuple[tuple[int, int], int | None]] = {}
         self.evicting: set[str] = set()
+        self.leaving_changes = 0  # moves whenever `evicting` does (preemption's kept searches read it)
         # cross-queue preemption (core/preemption): room held per preemptor, when each pending
         # pod was queued, the change counter a preemptor was last tried at, the next time a
         # preemption delay runs out (or now: searches left over for the next cycle)
@@ -157,6 +158,14 @@ class CoreState:
         the change counter and every pod put on or taken off a node. The number of placed pods
         is no stamp: a placeholder released and a pod placed in one cycle leave it as it was."""
         return (self.version, self.partition.usage_changes)
+
+    def leaving_changed(self, node_id: str | None) -> None:
+        """A pod was asked to leave its node, or its eviction was refused: what preemption
+        searches kept for the node, and every search that counted the pods leaving, is stale."""
+        self.leaving_changes += 1
+        node = self.partition.nodes.get(node_id) if node_id is not None else None
+        if node is not None:
+            node.touch()
 
     def candidates_changed(self, app: Application, leaf: Queue | None = None) -> None:
         """An ask of the application (in `leaf`, when the caller has it) came, went, parked or was

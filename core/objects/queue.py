@@ -131,14 +131,20 @@ class Queue:
     def child(self, name: str) -> Queue | None:
         return self.children.get(name.lower())
 
+    # Bumped whenever a queue comes or goes anywhere, or a guarantee changes: what was derived
+    # from the tree's shape and guarantees (preemption's kept searches) holds until then.
+    structure_generation = 0
+
     def add_child(self, queue: Queue) -> None:
         self.children[queue.name.lower()] = queue
         self._child_order = self._by_name = None
+        Queue.structure_generation += 1
 
     def remove_child(self, queue: Queue) -> None:
         if self.children.get(queue.name.lower()) is queue:
             del self.children[queue.name.lower()]
         self._child_order = self._by_name = None
+        Queue.structure_generation += 1
 
     def children_by_name(self) -> list[Queue]:
         """The children sorted by name, as documents list them (kept until a child comes or goes)."""
@@ -162,6 +168,7 @@ class Queue:
     @guaranteed.setter
     def guaranteed(self, value: Resource | None) -> None:
         self._guaranteed = value
+        Queue.structure_generation += 1
         self.share_moved()
 
     def share_moved(self) -> None:
