@@ -46,6 +46,7 @@ from core.objects.leaf_waits import Marks
 from core.objects.partition import Partition
 from core.objects.pod_rules import PodRules
 from core.objects.queue import Queue
+from core.preemption.kept_search import KeptSearches
 from core.reservations.book import ReservationBook
 from core.resources import Resource
 from core.ugm.manager import UserGroupManager
@@ -138,6 +139,7 @@ class CoreState:
         self.budgets: dict[tuple[str, str], DisruptionBudget] = {}
         self.pending_since: dict[str, float] = {}
         self.preempt_tried: dict[str, int] = {}
+        self.kept_searches = KeptSearches()  # what preemption searches read, per node, kept until it changes
         self.preempt_due: float | None = None
         # reservations (core/reservations): nodes kept for pods that would otherwise starve
         self.reservations = ReservationBook()

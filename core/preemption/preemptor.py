@@ -22,9 +22,9 @@ from typing import Literal
 from core.cycle import explain_wait, preemption_scope, request_eviction
 from core.events import REQUEST, SchedulingEvent
 from core.fit import pod_rule_masks, rules_refusal, select_node
-from core.objects import queue_priority
 from core.objects.application import Application
 from core.objects.ask import Ask
+from core.objects.disruption_budget import DisruptionBudget
 from core.objects.node import Node
 from core.objects.node_index import static_mismatch
 from core.objects.pod_topology import Mask
@@ -32,6 +32,7 @@ from core.objects.queue import Queue
 from core.preemption import queues
 from core.preemption.held_room import waiting_for_victims
 from core.preemption.holds import add_held, held_by_queue, leaving_by_queue
+from core.preemption.kept_search import KeptPlan, NodeVictims, PlanRank, SearchContext, UsageStamp
 from core.preemption.victims import Candidate, NodePlan, best_plan, cover, plan_node, victim_order
 from core.reservations.reserve import end as end_reservation
 from core.resources import Resource
@@ -111,53 +112,24 @@ def _search(
     `blocking` queue below root), victims anywhere inside that queue that make room under it."""
     partition = state.partition
     top = queues.search_top(leaf, blocking)
-    leaves: dict[str, tuple[Queue, Queue, int] | None] = {}
+    context = state.kept_searches.context(state, leaf, top, ask.priority)
     leaving = leaving_by_queue(state)
     need = queues.room_needed(leaf, ask.resource, held, leaving) if blocking.parent is not None else {}
+    rules = pod_rule_masks(state, ask)
+    if not need and rules is None:
+        return _kept_search(state, context, leaf, app, ask, leaving, now)
 
-    def victim_queue(path: str) -> tuple[Queue, Queue, int] | None:
-        """The victim's leaf, the queue it shares with the preemptor and the preemptor's
-        priority as that queue sees it; None when the leaf's pods may not be victims."""
-        if path not in leaves:
-            queue = partition.find_queue(path)
-            if (
-                queue is None
-                or queue is leaf
-                or not queues.may_lose_pods(queue)
-                or (top.parent is not None and not queues.within(queue, top))
-            ):
-                leaves[path] = None
-            else:
-                shared = queues.shared_queue(queue, leaf)
-                leaves[path] = (queue, shared, queue_priority.seen_from(ask.priority, leaf, shared))
-        return leaves[path]
-
-    def candidates_on(node: Node) -> tuple[Resource, list[Candidate]]:
+    def candidates_on(node: Node) -> tuple[Resource, Sequence[Candidate]]:
         """The node's room once the pods already leaving it are gone, and the pods on it that
-        may be victims for the ask."""
-        candidates = []
-        free = node.available() + state.reservations.reserved_on(node.node_id)  # reservations yield to preemption
-        for alloc in node.allocations.values():
-            if alloc.key in state.evicting:
-                free = free + alloc.resource  # on its way out: its room is as good as free
-                continue
-            if alloc.application_id == app.app_id or state.quotas.recently_refused(alloc.key, now):
-                continue
-            found = victim_queue(alloc.queue_path)
-            if found is None:
-                continue
-            queue, shared, preemptor_priority = found
-            priority = queue_priority.seen_from(alloc.priority, queue, shared)
-            if priority <= preemptor_priority:
-                candidates.append(Candidate(alloc, queue, priority))
-        return free, candidates
+        may be victims for the ask (in victim order)."""
+        found = context.victims_on(state, node, now)
+        return found.free, _not_of(found, app.app_id)
 
     # With room to make under a max, every node's pods may be victims (on cordoned nodes too):
     # their going frees room in their queues wherever they run.
     on_nodes = {node.node_id: candidates_on(node) for node in partition.nodes.values()} if need else {}
     pool = sorted((c for _, found in on_nodes.values() for c in found), key=victim_order)
     room_in = blocking.path if need else ""
-    rules = pod_rule_masks(state, ask)
     if need:
         # Room on a node is not what it lacks: it runs where it would run now, once room under
         # the max is made (the victims are the same whichever node it takes).
@@ -196,8 +168,71 @@ def _search(
     return best_plan(plans, list(state.budgets.values()))
 
 
+def _not_of(victims: NodeVictims, app_id: str) -> Sequence[Candidate]:
+    """The node's candidates that are not the preemptor's own application's pods."""
+    if app_id not in victims.apps:
+        return victims.candidates
+    return [c for c in victims.candidates if c.allocation.application_id != app_id]
+
+
+def _kept_search(
+    state: CoreState, context: SearchContext, leaf: Queue, app: Application, ask: Ask, leaving: queues.Held, now: float
+) -> NodePlan | None:
+    """`_search` for an ask that only lacks room on a node and has no rules between pods:
+    every node's plan is its own, so what the context kept for a node is read again only once
+    the node (or, for a plan that read a guarantee, any usage) changed (`kept_search.py`)."""
+    partition = state.partition
+    budgets = list(state.budgets.values())
+    kept_plans = context.shape(ask.resource, ask.constraints, budgets).by_node
+    usage = (state.version, partition.usage_changes, state.leaving_changes)
+    best: NodePlan | None = None
+    best_rank: PlanRank | None = None
+    for node in partition.nodes.values():
+        victims = context.victims_on(state, node, now)
+        own = app.app_id in victims.apps
+        kept = None if own else kept_plans.get(node.node_id)
+        if kept is None or not kept.holds(victims, usage, leaving):
+            kept = _plan_on(context, node, victims, ask, leaving, budgets, usage, app.app_id)
+            if not own:
+                kept_plans[node.node_id] = kept
+        rank = kept.rank
+        if rank is not None and (best_rank is None or rank < best_rank):
+            best, best_rank = kept.plan, rank
+    return best
+
+
+def _plan_on(
+    context: SearchContext,
+    node: Node,
+    victims: NodeVictims,
+    ask: Ask,
+    leaving: queues.Held,
+    budgets: Sequence[DisruptionBudget],
+    usage: UsageStamp,
+    app_id: str,
+) -> KeptPlan:
+    """The plan the node offers the ask (None when it fits already, when its room cannot hold
+    the ask even with every candidate gone, or when no set of victims would do)."""
+    request = ask.resource
+    plan = None
+    reads: tuple[tuple[Queue, str, int], ...] = ()
+    if (
+        node.usable
+        and not request.fits_in(victims.free)
+        and request.fits_in(victims.room)
+        and static_mismatch(node, ask.constraints) is None
+    ):
+        candidates = _not_of(victims, app_id)
+        if candidates:
+            surplus = queues.Surplus(context.leaf, leaving, context.paths)
+            plan = plan_node(node.node_id, victims.free, request, candidates, surplus)
+            reads = tuple((queue, key, left) for (_, key), (queue, left) in surplus.reads.items())
+    rank = plan.rank(budgets) if plan is not None else None
+    return KeptPlan(victims, plan, rank, reads, usage)
+
+
 def _rules_check(
-    state: CoreState, ask: Ask, node_id: str, rules: list[tuple[str, Mask]], candidates: list[Candidate]
+    state: CoreState, ask: Ask, node_id: str, rules: list[tuple[str, Mask]], candidates: Sequence[Candidate]
 ) -> Callable[[Sequence[Candidate]], bool] | Literal[False] | None:
     """How a plan on this node must weigh the ask's rules between pods: False when they refuse
     the node and no candidate's going could change that; None when no candidate's going

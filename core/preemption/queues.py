@@ -130,11 +130,17 @@ def within(queue: Queue, top: Queue) -> bool:
 class Surplus:
     """How much each queue on victims' paths may still lose before it falls below its guarantee."""
 
-    def __init__(self, preemptor: Queue, leaving: Held) -> None:
+    def __init__(self, preemptor: Queue, leaving: Held, paths: dict[int, list[Queue]] | None = None) -> None:
         self._preemptor = preemptor
-        self._paths: dict[int, list[Queue]] = {}
-        # what pods already on their way out take from each queue, then this plan's victims
-        self._taken: dict[str, dict[str, int]] = {path: dict(res) for path, res in leaving.items()}
+        # per victim leaf, the queues below the one it shares with the preemptor (`paths`: kept
+        # by the caller for this preemptor's leaf, across surpluses)
+        self._paths: dict[int, list[Queue]] = {} if paths is None else paths
+        self._leaving = leaving  # what pods already on their way out take from each queue
+        self._taken: dict[str, dict[str, int]] = {}  # what this plan's victims take
+        # (queue path, resource) -> the queue and its usage less what is leaving, as first read:
+        # the answers hold while each is unchanged (a plan whose victims' queues guarantee
+        # nothing reads none)
+        self.reads: dict[tuple[str, str], tuple[Queue, int]] = {}
 
     def _path(self, leaf: Queue) -> list[Queue]:
         path = self._paths.get(id(leaf))
@@ -154,15 +160,22 @@ class Surplus:
             guaranteed = queue.guaranteed
             if not guaranteed:
                 continue
-            taken = self._taken.get(queue.path, {})
+            leaving = self._leaving.get(queue.path, _NONE)
+            taken = self._taken.get(queue.path, _NONE)
             for key, amount in resource.items():
                 cap = guaranteed.get(key)
                 if amount <= 0 or cap is None:
                     continue
-                if queue.allocated.get(key, 0) - taken.get(key, 0) - amount < cap:
+                left = queue.allocated.get(key, 0) - leaving.get(key, 0)
+                if (queue.path, key) not in self.reads:
+                    self.reads[(queue.path, key)] = (queue, left)
+                if left - taken.get(key, 0) - amount < cap:
                     return False
         return True
 
     def take(self, leaf: Queue, resource: Mapping[str, int], sign: int = 1) -> None:
         for queue in self._path(leaf):
             add_into(self._taken.setdefault(queue.path, {}), resource, sign)
+
+
+_NONE: Mapping[str, int] = {}

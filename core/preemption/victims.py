@@ -82,16 +82,16 @@ def plan_node(
     surplus: Surplus,
     rules_ok: Callable[[Sequence[Candidate]], bool] | None = None,
 ) -> NodePlan | None:
-    """The fewest `candidates` whose going makes `request` fit in `free` (and, with `rules_ok`,
-    lets the pod's rules between pods allow the node), or None (`surplus` is fresh for this
-    node: what each queue may still lose)."""
+    """The fewest `candidates` (in victim order) whose going makes `request` fit in `free`
+    (and, with `rules_ok`, lets the pod's rules between pods allow the node), or None
+    (`surplus` is fresh for this node: what each queue may still lose)."""
 
     def enough(room: Resource, victims: Sequence[Candidate]) -> bool:
         return request.fits_in(room) and (rules_ok is None or rules_ok(victims))
 
     chosen: list[Candidate] = []
     room = free
-    for candidate in sorted(candidates, key=victim_order):
+    for candidate in candidates:
         if enough(room, chosen):
             break
         resource = candidate.allocation.resource

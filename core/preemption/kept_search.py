@@ -1,0 +1,217 @@
+"""What preemption searches keep from one search to the next: each node's room and victim
+candidates as a preemptor sees them, and the plan each node offers a request.
+
+A search reads every node: its room once the pods already leaving are gone, the pods on it
+that may be victims (in victim order), and the fewest of them that make the request fit. Between
+two searches only the nodes something happened to have changed (a pod placed or gone, room
+kept or let go, a pod asked to leave), so a search keeps what it read, per *context* (the
+preemptor's leaf queue, the queue its victims must come from and its priority: together they
+decide which pods are candidates and how they rank) and per node, and the next search in that
+context reads again only the nodes that changed. Searches for the members of one gang share
+their context and their request, and so every node's plan; so do gangs of one queue and shape.
+
+A node's candidates cost nothing to skip when its room with every candidate gone still cannot
+hold the request: no plan is built there.
+
+What holds how long:
+- a node's entry, while `Node.changes` stands still (it moves whenever a pod on the node comes,
+  goes, is asked to leave or stays after a refused eviction, room is kept or let go there, or the
+  node's info changes); when a pod was passed over for a refused eviction, only at the same
+  moment (the refusal cools down);
+- a node's plan, while the node's entry does, and, when a guarantee on a victim's path was read
+  to make it (`Surplus.reads`), while each queue usage it read, less what is leaving the queue,
+  is unchanged (a plan whose victims' queues guarantee nothing reads none);
+- everything, until a queue comes or goes, a guarantee or any queue's properties change
+  (`Queue.structure_generation`, `Queue.properties_generation`), or the budgets do (ranks).
+
+A plan for a preemptor whose own application has candidates on the node (an application a
+configuration change moved between queues) is made for it alone and not kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from core.objects import queue_priority
+from core.objects.constraints import NodeConstraints
+from core.objects.disruption_budget import DisruptionBudget
+from core.objects.node import Node
+from core.objects.queue import Queue
+from core.preemption import queues
+from core.preemption.queues import Held
+from core.preemption.victims import Candidate, NodePlan, victim_order
+from core.resources import Resource
+
+if TYPE_CHECKING:
+    from core.state import CoreState
+
+CONTEXTS = 256  # contexts kept before all are dropped (a cluster of many preemptor kinds)
+SHAPES = 64  # request shapes kept per context before its plans are dropped
+
+PlanRank = tuple[int, tuple[int, int, int, int, float], str]
+UsageStamp = tuple[int, int, int]
+
+
+@dataclass(slots=True)
+class NodeVictims:
+    """One node as a context's searches see it."""
+
+    changes: int  # `Node.changes` when read
+    at: float | None  # holds at this moment only (a pod passed over for a refused eviction)
+    free: Resource  # the room once the pods leaving it are gone (reservations yield)
+    candidates: tuple[Candidate, ...]  # in victim order
+    room: Resource  # `free` with every candidate gone: the most preemption can make here
+    apps: frozenset[str]  # the candidates' applications
+
+
+@dataclass(slots=True)
+class KeptPlan:
+    victims: NodeVictims  # what it was made from
+    plan: NodePlan | None  # None: nothing to preempt here, or nothing that would do
+    rank: PlanRank | None
+    # the guaranteed queues' usage its victims' law read, as (queue, resource, usage less what
+    # was leaving), and the usage stamp it was last known to hold at
+    reads: tuple[tuple[Queue, str, int], ...]
+    usage: UsageStamp
+
+    def holds(self, victims: NodeVictims, usage: UsageStamp, leaving: Held) -> bool:
+        """Whether the plan is still the node's: made from its entry of now, and every queue
+        usage it read unchanged (with the pods leaving now counted out)."""
+        if self.victims is not victims:
+            return False
+        if not self.reads or self.usage == usage:
+            return True
+        for queue, key, left in self.reads:
+            if queue.allocated.get(key, 0) - leaving.get(queue.path, _NONE).get(key, 0) != left:
+                return False
+        self.usage = usage
+        return True
+
+
+_NONE: dict[str, int] = {}
+
+
+class ShapePlans:
+    """The plans every node offers one request shape in a context."""
+
+    __slots__ = ("budgets", "by_node")
+
+    def __init__(self, budgets: tuple[DisruptionBudget, ...]) -> None:
+        self.budgets = budgets
+        self.by_node: dict[str, KeptPlan] = {}
+
+
+class SearchContext:
+    """Candidates and plans for the preemptors of one leaf, searching below one queue, at one
+    priority."""
+
+    def __init__(self, leaf: Queue, top: Queue, priority: int) -> None:
+        self.leaf = leaf
+        self.top = top
+        self.priority = priority
+        # victim leaf path -> (its queue, the queue it shares with the preemptor, the
+        # preemptor's priority as that queue sees it), None when its pods may not be victims
+        self._leaves: dict[str, tuple[Queue, Queue, int] | None] = {}
+        self._seen: dict[tuple[str, int], int] = {}  # (victim leaf, pod priority) -> as compared
+        self.paths: dict[int, list[Queue]] = {}  # `queues.Surplus`'s paths for this preemptor leaf
+        self.nodes: dict[str, NodeVictims] = {}
+        self.shapes: dict[tuple[Resource, NodeConstraints], ShapePlans] = {}
+
+    def victim_queue(self, state: CoreState, path: str) -> tuple[Queue, Queue, int] | None:
+        """The victim's leaf, the queue it shares with the preemptor and the preemptor's
+        priority as that queue sees it; None when the leaf's pods may not be victims."""
+        if path not in self._leaves:
+            queue = state.partition.find_queue(path)
+            leaf, top = self.leaf, self.top
+            if (
+                queue is None
+                or queue is leaf
+                or not queues.may_lose_pods(queue)
+                or (top.parent is not None and not queues.within(queue, top))
+            ):
+                self._leaves[path] = None
+            else:
+                shared = queues.shared_queue(queue, leaf)
+                self._leaves[path] = (queue, shared, queue_priority.seen_from(self.priority, leaf, shared))
+        return self._leaves[path]
+
+    def victims_on(self, state: CoreState, node: Node, now: float) -> NodeVictims:
+        """The node's room once the pods already leaving it are gone, and the pods on it that may
+        be victims for this context's preemptors (their own application's included)."""
+        kept = self.nodes.get(node.node_id)
+        if kept is not None and kept.changes == node.changes and (kept.at is None or kept.at == now):
+            return kept
+        candidates = []
+        apps = set()
+        at = None
+        free = node.available() + state.reservations.reserved_on(node.node_id)  # reservations yield to preemption
+        room = free
+        evicting = state.evicting
+        for alloc in node.allocations.values():
+            if alloc.key in evicting:
+                free = free + alloc.resource  # on its way out: its room is as good as free
+                room = room + alloc.resource
+                continue
+            if state.quotas.recently_refused(alloc.key, now):
+                at = now
+                continue
+            found = self.victim_queue(state, alloc.queue_path)
+            if found is None:
+                continue
+            queue, shared, preemptor_priority = found
+            seen_key = (alloc.queue_path, alloc.priority)
+            priority = self._seen.get(seen_key)
+            if priority is None:
+                priority = self._seen[seen_key] = queue_priority.seen_from(alloc.priority, queue, shared)
+            if priority <= preemptor_priority:
+                candidates.append(Candidate(alloc, queue, priority))
+                apps.add(alloc.application_id)
+                room = room + alloc.resource
+        candidates.sort(key=victim_order)
+        kept = NodeVictims(node.changes, at, free, tuple(candidates), room, frozenset(apps))
+        self.nodes[node.node_id] = kept
+        return kept
+
+    def shape(self, request: Resource, constraints: NodeConstraints, budgets: Sequence[DisruptionBudget]) -> ShapePlans:
+        """The kept plans for one request shape (dropped when the budgets that rank them changed)."""
+        key = (request, constraints)
+        plans = self.shapes.get(key)
+        listed = tuple(budgets)
+        if plans is None or not _same(plans.budgets, listed):
+            if plans is None and len(self.shapes) >= SHAPES:
+                self.shapes.clear()
+            plans = self.shapes[key] = ShapePlans(listed)
+        return plans
+
+
+def _same(a: tuple[DisruptionBudget, ...], b: tuple[DisruptionBudget, ...]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+
+
+class KeptSearches:
+    """Every context's kept reading, dropped whole when the queue tree, a guarantee or a queue's
+    properties change."""
+
+    __slots__ = ("_contexts", "_generation")
+
+    def __init__(self) -> None:
+        self._contexts: dict[tuple[int, int, int], SearchContext] = {}
+        self._generation: tuple[int, int, int] = (-1, -1, -1)
+
+    def context(self, state: CoreState, leaf: Queue, top: Queue, priority: int) -> SearchContext:
+        generation = (id(state.partition.root), Queue.structure_generation, Queue.properties_generation)
+        if generation != self._generation:
+            self._generation = generation
+            self._contexts.clear()
+        key = (id(leaf), id(top), priority)
+        context = self._contexts.get(key)
+        if context is None or context.leaf is not leaf or context.top is not top:
+            if len(self._contexts) >= CONTEXTS:
+                self._contexts.clear()
+            context = self._contexts[key] = SearchContext(leaf, top, priority)
+        return context
+
+    def clear(self) -> None:
+        self._contexts.clear()
