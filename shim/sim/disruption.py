@@ -59,10 +59,10 @@ class DisruptionBudgets:
         """Evict a running pod (its namespace and labels) if every budget matching it allows:
         None, and the budgets count it; else why not. `live`: (namespace, manifest, running)
         of every pod not yet ended."""
-        pods = list(live)
         matching = sorted(
             key for key, (selector, _) in self._budgets.items() if key[0] == namespace and selector.matches(labels)
         )
+        pods = list(live) if matching else []  # the live pods are counted only for a budget that covers this one
         for key in matching:
             if self._allowed(key, pods) <= 0:
                 return f"Cannot evict pod as it would violate the pod's disruption budget {key[0]}/{key[1]}"
