@@ -177,6 +177,8 @@ class Scheduler:
             if node is None:
                 node = Node(info)
                 partition.nodes[info.node_id] = node
+                node.journal = partition.node_journal
+                node.journal.note(info.node_id)
                 state.emit(SchedulingEvent(self._now(now), NODE, info.node_id, "NodeAdded", resource=info.capacity))
             elif node.info == info:
                 return
@@ -205,6 +207,8 @@ class Scheduler:
             for key in list(node.allocations) + list(node.foreign):
                 lifecycle.release(state, key, when)
             del state.partition.nodes[node_id]
+            state.partition.node_journal.note(node_id)
+            node.journal = None
             state.partition.node_index.remove(node_id)
             state.emit(SchedulingEvent(when, NODE, node_id, "NodeRemoved"))
             self._capacity_changed(state, node.info.capacity, None)

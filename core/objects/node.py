@@ -18,19 +18,21 @@ import itertools
 
 from core.objects.ask import Allocation
 from core.objects.node_info import NodeInfo
+from core.objects.node_journal import NodeJournal
 from core.resources import Resource, add_into
 
 _CHANGES = itertools.count(1)  # one sequence for every node: a node's stamp is never another's
 
 
 class Node:
-    __slots__ = ("allocated", "allocations", "changes", "foreign", "held", "info", "kept", "occupied")
+    __slots__ = ("allocated", "allocations", "changes", "foreign", "held", "info", "journal", "kept", "occupied")
 
     def __init__(self, info: NodeInfo) -> None:
         self.info = info
         # moves whenever anything a preemption search reads here changes (pods, kept room, info,
         # a pod asked to leave): what a search kept for the node holds while it stands still
         self.changes = next(_CHANGES)
+        self.journal: NodeJournal | None = None  # the partition's, once the node is in it
         self.allocated: dict[str, int] = {}
         self.occupied: dict[str, int] = {}
         self.allocations: dict[str, Allocation] = {}
@@ -78,15 +80,21 @@ class Node:
     def replace_info(self, info: NodeInfo) -> None:
         """The node's capacity, labels, taints or state changed."""
         self.info = info
-        self.changes = next(_CHANGES)
+        self.moved()
 
     def touch(self) -> None:
         """Something about a pod here changed that the node's own fields do not show (it was
         asked to leave, or its eviction was refused)."""
+        self.moved()
+
+    def moved(self) -> None:
+        """The node changed: its stamp moves and its partition's journal notes it."""
         self.changes = next(_CHANGES)
+        if self.journal is not None:
+            self.journal.note(self.info.node_id)
 
     def add(self, allocation: Allocation) -> None:
-        self.changes = next(_CHANGES)
+        self.moved()
         if allocation.foreign:
             self.foreign[allocation.key] = allocation
             target = self.occupied
@@ -99,7 +107,7 @@ class Node:
     def hold(self, key: str, resource: Resource) -> None:
         """Keep `resource` for the pending pod `key` (replacing what was kept for it)."""
         self.unhold(key)
-        self.changes = next(_CHANGES)
+        self.moved()
         self.held[key] = resource
         add_into(self.kept, resource, 1)
 
@@ -107,12 +115,12 @@ class Node:
         resource = self.held.pop(key, None)
         if resource is None:
             return False
-        self.changes = next(_CHANGES)
+        self.moved()
         add_into(self.kept, resource, -1)
         return True
 
     def remove(self, key: str) -> Allocation | None:
-        self.changes = next(_CHANGES)
+        self.moved()
         allocation = self.allocations.pop(key, None)
         target = self.allocated
         if allocation is None:

@@ -20,6 +20,7 @@ from core.objects.application import Application
 from core.objects.ask import TAG_GUARANTEED, TAG_MAX_APPS, TAG_QUOTA, Allocation, Ask
 from core.objects.node import Node
 from core.objects.node_index import NodeIndex
+from core.objects.node_journal import NodeJournal
 from core.objects.pod_topology import PodTopology
 from core.objects.queue import Queue
 from core.objects.volumes import VolumeCatalog
@@ -49,6 +50,7 @@ class Partition:
         self.name = config.name
         self.config = config
         self.nodes: dict[str, Node] = {}
+        self.node_journal = NodeJournal()  # which nodes changed, in order (nodes come and go through it too)
         self.node_index = NodeIndex(config.node_sort_policy.type, config.node_sort_policy.resource_weights)
         self.topology = PodTopology()
         self.volumes = VolumeCatalog()

@@ -7,8 +7,11 @@ two searches only the nodes something happened to have changed (a pod placed or 
 kept or let go, a pod asked to leave), so a search keeps what it read, per *context* (the
 preemptor's leaf queue, the queue its victims must come from and its priority: together they
 decide which pods are candidates and how they rank) and per node, and the next search in that
-context reads again only the nodes that changed. Searches for the members of one gang share
-their context and their request, and so every node's plan; so do gangs of one queue and shape.
+context reads again only the nodes that changed: the partition's node journal
+(core/objects/node_journal.py) names them, so a node that stood still is not even looked at,
+and the plans are kept in rank order (a heap), so the best is at hand. Searches for the members
+of one gang share their context and their request, and so every node's plan; so do gangs of one
+queue and shape.
 
 A node's candidates cost nothing to skip when its room with every candidate gone still cannot
 hold the request: no plan is built there.
@@ -30,18 +33,23 @@ configuration change moved between queues) is made for it alone and not kept.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.objects import queue_priority
+from core.objects.ask import Ask
 from core.objects.constraints import NodeConstraints
 from core.objects.disruption_budget import DisruptionBudget
 from core.objects.node import Node
+from core.objects.node_index import static_mismatch
+from core.objects.node_journal import NodeJournal
 from core.objects.queue import Queue
 from core.preemption import queues
 from core.preemption.queues import Held
-from core.preemption.victims import Candidate, NodePlan, victim_order
+from core.preemption.victims import Candidate, NodePlan, plan_node, victim_order
 from core.resources import Resource
 
 if TYPE_CHECKING:
@@ -75,12 +83,11 @@ class KeptPlan:
     # was leaving), and the usage stamp it was last known to hold at
     reads: tuple[tuple[Queue, str, int], ...]
     usage: UsageStamp
+    seq: int = 0  # which plan of its node's this is (`ShapePlans.ranked` names it by this)
 
-    def holds(self, victims: NodeVictims, usage: UsageStamp, leaving: Held) -> bool:
-        """Whether the plan is still the node's: made from its entry of now, and every queue
-        usage it read unchanged (with the pods leaving now counted out)."""
-        if self.victims is not victims:
-            return False
+    def holds(self, usage: UsageStamp, leaving: Held) -> bool:
+        """Whether every queue usage the plan read is unchanged (with the pods leaving now
+        counted out)."""
         if not self.reads or self.usage == usage:
             return True
         for queue, key, left in self.reads:
@@ -91,16 +98,153 @@ class KeptPlan:
 
 
 _NONE: dict[str, int] = {}
+_SEQ = itertools.count(1)
+
+
+def plan_on(
+    context: SearchContext,
+    node: Node,
+    victims: NodeVictims,
+    ask: Ask,
+    leaving: Held,
+    budgets: Sequence[DisruptionBudget],
+    usage: UsageStamp,
+    app_id: str = "",
+) -> KeptPlan:
+    """The plan the node offers the ask, its application's own pods (`app_id`) not among the
+    victims (None when it fits already, when its room cannot hold the ask even with every
+    candidate gone, or when no set of victims would do)."""
+    request = ask.resource
+    plan = None
+    reads: tuple[tuple[Queue, str, int], ...] = ()
+    if (
+        node.usable
+        and not request.fits_in(victims.free)
+        and request.fits_in(victims.room)
+        and static_mismatch(node, ask.constraints) is None
+    ):
+        candidates = not_of(victims, app_id)
+        if candidates:
+            surplus = queues.Surplus(context.leaf, leaving, context.paths)
+            plan = plan_node(node.node_id, victims.free, request, candidates, surplus)
+            reads = tuple((queue, key, left) for (_, key), (queue, left) in surplus.reads.items())
+    rank = plan.rank(budgets) if plan is not None else None
+    return KeptPlan(victims, plan, rank, reads, usage, next(_SEQ))
+
+
+def not_of(victims: NodeVictims, app_id: str) -> Sequence[Candidate]:
+    """The node's candidates that are not the preemptor's own application's pods."""
+    if app_id not in victims.apps:
+        return victims.candidates
+    return [c for c in victims.candidates if c.allocation.application_id != app_id]
 
 
 class ShapePlans:
-    """The plans every node offers one request shape in a context."""
+    """The plans every node offers one request shape in a context, kept in rank order; the
+    partition's node journal says which nodes to read again before each search."""
 
-    __slots__ = ("budgets", "by_node")
+    __slots__ = ("apps", "budgets", "by_node", "journal", "moments", "place", "ranked", "readers", "usage")
 
     def __init__(self, budgets: tuple[DisruptionBudget, ...]) -> None:
         self.budgets = budgets
-        self.by_node: dict[str, KeptPlan] = {}
+        self.by_node: dict[str, KeptPlan] = {}  # every node's plan, every candidate a victim
+        self.ranked: list[tuple[PlanRank, int]] = []  # (rank, seq) of plans, a heap; stale ones skipped
+        self.apps: dict[str, set[str]] = {}  # application -> the nodes where it has candidates
+        self.readers: set[str] = set()  # nodes whose plan read a queue's usage
+        self.moments: set[str] = set()  # nodes whose entry holds at one moment only
+        self.journal: NodeJournal | None = None
+        self.place = 0  # how far into the journal the plans have read
+        self.usage: UsageStamp | None = None
+
+    def sync(
+        self, state: CoreState, context: SearchContext, ask: Ask, leaving: Held, usage: UsageStamp, now: float
+    ) -> None:
+        """Read again the nodes that changed since the last search (every node, the first time)."""
+        nodes = state.partition.nodes
+        journal = state.partition.node_journal
+        changed = journal.since(self.place) if self.journal is journal else None
+        if changed is None:
+            self.by_node.clear()
+            self.ranked.clear()
+            self.apps.clear()
+            self.readers.clear()
+            self.moments.clear()
+            changed = set(nodes)
+        else:
+            changed.update(self.moments)  # the entry tells when it no longer holds
+            if usage != self.usage:
+                by_node = self.by_node
+                changed.update(n for n in self.readers if not by_node[n].holds(usage, leaving))
+        self.journal, self.place, self.usage = journal, journal.end, usage
+        for node_id in changed:
+            node = nodes.get(node_id)
+            if node is None:
+                self._drop(node_id)
+                continue
+            victims = context.victims_on(state, node, now)
+            kept = self.by_node.get(node_id)
+            if kept is not None and kept.victims is victims and kept.holds(usage, leaving):
+                continue
+            self._drop(node_id)
+            kept = plan_on(context, node, victims, ask, leaving, self.budgets, usage)
+            self.by_node[node_id] = kept
+            for app_id in victims.apps:
+                self.apps.setdefault(app_id, set()).add(node_id)
+            if kept.reads:
+                self.readers.add(node_id)
+            if victims.at is not None:
+                self.moments.add(node_id)
+            if kept.rank is not None:
+                heapq.heappush(self.ranked, (kept.rank, kept.seq))
+        if len(self.ranked) > 2 * len(self.by_node) + 64:
+            self.ranked = [(k.rank, k.seq) for k in self.by_node.values() if k.rank is not None]
+            heapq.heapify(self.ranked)
+
+    def _drop(self, node_id: str) -> None:
+        kept = self.by_node.pop(node_id, None)
+        if kept is None:
+            return
+        for app_id in kept.victims.apps:
+            on = self.apps.get(app_id)
+            if on is not None:
+                on.discard(node_id)
+                if not on:
+                    del self.apps[app_id]
+        self.readers.discard(node_id)
+        self.moments.discard(node_id)
+
+    def best(
+        self, state: CoreState, context: SearchContext, ask: Ask, leaving: Held, app_id: str, usage: UsageStamp
+    ) -> NodePlan | None:
+        """The best plan for the preemptor's application (`sync` first): the best kept plan of
+        a node where the application has no candidates, or one made for it alone where it has."""
+        own = self.apps.get(app_id, ())
+        ranked, by_node = self.ranked, self.by_node
+        passed = []
+        best: NodePlan | None = None
+        best_rank: PlanRank | None = None
+        while ranked:
+            rank, seq = ranked[0]
+            node_id = rank[2]
+            kept = by_node.get(node_id)
+            if kept is None or kept.seq != seq:
+                heapq.heappop(ranked)  # replaced since
+                continue
+            if node_id in own:
+                passed.append(heapq.heappop(ranked))
+                continue
+            best, best_rank = kept.plan, rank
+            break
+        for entry in passed:
+            heapq.heappush(ranked, entry)
+        nodes = state.partition.nodes
+        budgets = self.budgets
+        for node_id in own:
+            kept = by_node[node_id]
+            mine = plan_on(context, nodes[node_id], kept.victims, ask, leaving, budgets, usage, app_id)
+            if mine.rank is not None and (best_rank is None or mine.rank < best_rank):
+                best, best_rank = mine.plan, mine.rank
+        return best
 
 
 class SearchContext:

@@ -24,7 +24,6 @@ from core.events import REQUEST, SchedulingEvent
 from core.fit import pod_rule_masks, rules_refusal, select_node
 from core.objects.application import Application
 from core.objects.ask import Ask
-from core.objects.disruption_budget import DisruptionBudget
 from core.objects.node import Node
 from core.objects.node_index import static_mismatch
 from core.objects.pod_topology import Mask
@@ -32,7 +31,7 @@ from core.objects.queue import Queue
 from core.preemption import queues
 from core.preemption.held_room import waiting_for_victims
 from core.preemption.holds import add_held, held_by_queue, leaving_by_queue
-from core.preemption.kept_search import KeptPlan, NodeVictims, PlanRank, SearchContext, UsageStamp
+from core.preemption.kept_search import SearchContext, not_of
 from core.preemption.victims import Candidate, NodePlan, best_plan, cover, plan_node, victim_order
 from core.reservations.reserve import end as end_reservation
 from core.resources import Resource
@@ -117,13 +116,13 @@ def _search(
     need = queues.room_needed(leaf, ask.resource, held, leaving) if blocking.parent is not None else {}
     rules = pod_rule_masks(state, ask)
     if not need and rules is None:
-        return _kept_search(state, context, leaf, app, ask, leaving, now)
+        return _kept_search(state, context, app, ask, leaving, now)
 
     def candidates_on(node: Node) -> tuple[Resource, Sequence[Candidate]]:
         """The node's room once the pods already leaving it are gone, and the pods on it that
         may be victims for the ask (in victim order)."""
         found = context.victims_on(state, node, now)
-        return found.free, _not_of(found, app.app_id)
+        return found.free, not_of(found, app.app_id)
 
     # With room to make under a max, every node's pods may be victims (on cordoned nodes too):
     # their going frees room in their queues wherever they run.
@@ -168,67 +167,17 @@ def _search(
     return best_plan(plans, list(state.budgets.values()))
 
 
-def _not_of(victims: NodeVictims, app_id: str) -> Sequence[Candidate]:
-    """The node's candidates that are not the preemptor's own application's pods."""
-    if app_id not in victims.apps:
-        return victims.candidates
-    return [c for c in victims.candidates if c.allocation.application_id != app_id]
-
-
 def _kept_search(
-    state: CoreState, context: SearchContext, leaf: Queue, app: Application, ask: Ask, leaving: queues.Held, now: float
+    state: CoreState, context: SearchContext, app: Application, ask: Ask, leaving: queues.Held, now: float
 ) -> NodePlan | None:
     """`_search` for an ask that only lacks room on a node and has no rules between pods:
-    every node's plan is its own, so what the context kept for a node is read again only once
-    the node (or, for a plan that read a guarantee, any usage) changed (`kept_search.py`)."""
-    partition = state.partition
-    budgets = list(state.budgets.values())
-    kept_plans = context.shape(ask.resource, ask.constraints, budgets).by_node
-    usage = (state.version, partition.usage_changes, state.leaving_changes)
-    best: NodePlan | None = None
-    best_rank: PlanRank | None = None
-    for node in partition.nodes.values():
-        victims = context.victims_on(state, node, now)
-        own = app.app_id in victims.apps
-        kept = None if own else kept_plans.get(node.node_id)
-        if kept is None or not kept.holds(victims, usage, leaving):
-            kept = _plan_on(context, node, victims, ask, leaving, budgets, usage, app.app_id)
-            if not own:
-                kept_plans[node.node_id] = kept
-        rank = kept.rank
-        if rank is not None and (best_rank is None or rank < best_rank):
-            best, best_rank = kept.plan, rank
-    return best
-
-
-def _plan_on(
-    context: SearchContext,
-    node: Node,
-    victims: NodeVictims,
-    ask: Ask,
-    leaving: queues.Held,
-    budgets: Sequence[DisruptionBudget],
-    usage: UsageStamp,
-    app_id: str,
-) -> KeptPlan:
-    """The plan the node offers the ask (None when it fits already, when its room cannot hold
-    the ask even with every candidate gone, or when no set of victims would do)."""
-    request = ask.resource
-    plan = None
-    reads: tuple[tuple[Queue, str, int], ...] = ()
-    if (
-        node.usable
-        and not request.fits_in(victims.free)
-        and request.fits_in(victims.room)
-        and static_mismatch(node, ask.constraints) is None
-    ):
-        candidates = _not_of(victims, app_id)
-        if candidates:
-            surplus = queues.Surplus(context.leaf, leaving, context.paths)
-            plan = plan_node(node.node_id, victims.free, request, candidates, surplus)
-            reads = tuple((queue, key, left) for (_, key), (queue, left) in surplus.reads.items())
-    rank = plan.rank(budgets) if plan is not None else None
-    return KeptPlan(victims, plan, rank, reads, usage)
+    every node's plan is its own, so the plans the context kept for the ask's shape are read
+    again only on the nodes that changed (or, for a plan that read a guarantee, whose queues'
+    usage did) since the last search (`kept_search.py`)."""
+    plans = context.shape(ask.resource, ask.constraints, list(state.budgets.values()))
+    usage = (state.version, state.partition.usage_changes, state.leaving_changes)
+    plans.sync(state, context, ask, leaving, usage, now)
+    return plans.best(state, context, ask, leaving, app.app_id, usage)
 
 
 def _rules_check(
