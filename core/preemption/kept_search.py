@@ -150,7 +150,9 @@ class ShapePlans:
         self.by_node: dict[str, KeptPlan] = {}  # every node's plan, every candidate a victim
         self.ranked: list[tuple[PlanRank, int]] = []  # (rank, seq) of plans, a heap; stale ones skipped
         self.apps: dict[str, set[str]] = {}  # application -> the nodes where it has candidates
-        self.readers: set[str] = set()  # nodes whose plan read a queue's usage
+        # per queue and resource a plan read, the usage (less what was leaving) each plan read
+        # and the nodes whose plans read it: once the usage moves, only those nodes are read again
+        self.readers: dict[tuple[str, str], tuple[Queue, dict[int, set[str]]]] = {}
         self.moments: set[str] = set()  # nodes whose entry holds at one moment only
         self.journal: NodeJournal | None = None
         self.place = 0  # how far into the journal the plans have read
@@ -173,8 +175,11 @@ class ShapePlans:
         else:
             changed.update(self.moments)  # the entry tells when it no longer holds
             if usage != self.usage:
-                by_node = self.by_node
-                changed.update(n for n in self.readers if not by_node[n].holds(usage, leaving))
+                for (path, key), (queue, by_left) in self.readers.items():
+                    left = queue.allocated.get(key, 0) - leaving.get(path, _NONE).get(key, 0)
+                    for read, node_ids in by_left.items():
+                        if read != left:
+                            changed.update(node_ids)
         self.journal, self.place, self.usage = journal, journal.end, usage
         for node_id in changed:
             node = nodes.get(node_id)
@@ -190,8 +195,9 @@ class ShapePlans:
             self.by_node[node_id] = kept
             for app_id in victims.apps:
                 self.apps.setdefault(app_id, set()).add(node_id)
-            if kept.reads:
-                self.readers.add(node_id)
+            for queue, key, read in kept.reads:
+                by_left = self.readers.setdefault((queue.path, key), (queue, {}))[1]
+                by_left.setdefault(read, set()).add(node_id)
             if victims.at is not None:
                 self.moments.add(node_id)
             if kept.rank is not None:
@@ -210,7 +216,12 @@ class ShapePlans:
                 on.discard(node_id)
                 if not on:
                     del self.apps[app_id]
-        self.readers.discard(node_id)
+        for queue, key, read in kept.reads:
+            found = self.readers.get((queue.path, key))
+            if found is not None and (node_ids := found[1].get(read)) is not None:
+                node_ids.discard(node_id)
+                if not node_ids:
+                    del found[1][read]
         self.moments.discard(node_id)
 
     def best(
