@@ -66,11 +66,18 @@ def _rooms(state: CoreState) -> list[tuple[str, Resource]]:
     stamp = (state.version, len(state.allocations))
     if book.rooms[0] != stamp:
         nodes = state.partition.nodes
-        rooms = [
-            (node_id, nodes[node_id].available() + book.reserved_on(node_id))
-            for node_id in sorted(book.by_node)
-            if node_id in nodes
-        ]
+        room_of = book.room_of
+        rooms = []
+        for node_id in sorted(book.by_node):
+            node = nodes.get(node_id)
+            if node is None:
+                continue
+            kept = room_of.get(node_id)
+            if kept is None or kept[0] != node.changes:
+                kept = room_of[node_id] = (node.changes, node.available() + book.reserved_on(node_id))
+            rooms.append((node_id, kept[1]))
+        if len(room_of) > 2 * len(rooms) + 64:
+            book.room_of = {node_id: room_of[node_id] for node_id, _ in rooms}
         book.rooms = (stamp, rooms)
     return book.rooms[1]
 

@@ -35,6 +35,7 @@ class ReservationBook:
         "front",
         "looked",
         "made",
+        "room_of",
         "rooms",
         "starts",
     )
@@ -51,6 +52,9 @@ class ReservationBook:
         self.starts: dict[str, tuple[tuple[int, int], float | None]] = {}
         # ((change counter, placed pods), each reserved node's free room with its reservations')
         self.rooms: tuple[tuple[int, int], list[tuple[str, Resource]]] = ((-1, -1), [])
+        # node -> (its change stamp, its free room with its reservations'): kept while the node
+        # stands still (its reservations come and go as kept room, which moves the stamp)
+        self.room_of: dict[str, tuple[int, Resource]] = {}
         self.checked: tuple[int, int, int] = (-1, -1, -1)  # (change counter, placed pods, reservations) last checked
         self.made = 0
         self.backfills = 0
