@@ -442,19 +442,30 @@ class NodeIndex:
             return "no node fits: the cluster has no nodes"
         if self._dirty:
             self._rebuild()
+        # Counted over the columns, as `select` reads them: a node's reason is its first of
+        # static mismatch, a rule's mask, room kept for others, then each resource it lacks.
         counts: dict[str, int] = {}
-        for name, node in self._nodes.items():
-            reason = static_mismatch(node, constraints)
-            if reason is None and rules:
-                pos = self._pos[name]
-                reason = next((why for why, mask in rules if not mask[pos]), None)
+        names, nodes = self._names, self._nodes
+        left = self._mask(constraints).copy()
+        for pos in np.flatnonzero(~left):
+            reason = static_mismatch(nodes[names[pos]], constraints)
             if reason is not None:
                 counts[reason] = counts.get(reason, 0) + 1
-                continue
-            if node.held and request.fits_in(node.free()):
+        for why, mask in rules:
+            refused = int(np.count_nonzero(left & ~mask))
+            if refused:
+                counts[why] = counts.get(why, 0) + refused
+                left &= mask
+        for name, node in nodes.items():
+            if node.held and left[self._pos[name]] and request.fits_in(node.free()):
                 counts[RESERVED_FOR_OTHERS] = counts.get(RESERVED_FOR_OTHERS, 0) + 1
+                left[self._pos[name]] = False
+        for key, amount in request.items():
+            if amount <= 0:
                 continue
-            for key in request.insufficient(node.available()):
-                counts[f"insufficient {key}"] = counts.get(f"insufficient {key}", 0) + 1
+            row = self._columns.get(key)
+            short = int(np.count_nonzero(left if row is None else left & (self._avail[row] < amount)))
+            if short:
+                counts[f"insufficient {key}"] = counts.get(f"insufficient {key}", 0) + short
         parts = [f"{n} {reason}" for reason, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
         return "no node fits: " + (", ".join(parts) if parts else "every node is busy")
