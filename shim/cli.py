@@ -217,6 +217,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="instead: replay a synthetic week of PODS pods' history (what-if)",
     )
     bench.add_argument(
+        "--preemption-gangs",
+        type=int,
+        default=0,
+        metavar="NODES",
+        help="instead: gangs preempting a queue that fills NODES nodes, through herder simulate (CPU-s)",
+    )
+    bench.add_argument(
         "--event-streams", type=int, default=0, metavar="N", help="instead: schedule with N event stream clients"
     )
     bench.add_argument(

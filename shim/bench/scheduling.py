@@ -563,6 +563,12 @@ def _print_text(report: dict[str, Any]) -> None:
             f"{trace['nodes']} nodes: {trace['cpu_seconds']} CPU-s ({trace['wall_seconds']} s wall), "
             f"{trace['microseconds_per_pod']} µs per pod"
         )
+    if "preemption_gangs" in report:
+        run = report["preemption_gangs"]
+        print(
+            f"gangs with preemption: {run['nodes']:,} nodes, {run['gangs']} gangs, {run['pods']:,} pods "
+            f"({run['preempted']:,} preempted): {run['cpu_seconds']} CPU-s ({run['wall_seconds']} s wall)"
+        )
     parts = (
         ("emulator", "through the Kubernetes shim (emulator)"),
         ("soak", "binding soak (emulator)"),
@@ -582,7 +588,8 @@ def bench_command(args: argparse.Namespace) -> int:
     if args.restart and not args.emulator:
         print("herder bench: --restart needs --emulator", file=sys.stderr)
         return 2
-    counts = (args.nodes, args.pods, args.quotas, args.users, args.groups, args.leaves, args.leaf_pods, args.fuzz)
+    counts = [args.nodes, args.pods, args.quotas, args.users, args.groups, args.leaves, args.leaf_pods, args.fuzz]
+    counts.append(getattr(args, "preemption_gangs", 0))
     if min(counts) < 0 or not 0 <= args.gangs <= 100:
         print("herder bench: counts must not be negative (and --gangs a percentage)", file=sys.stderr)
         return 2
@@ -611,6 +618,12 @@ def bench_command(args: argparse.Namespace) -> int:
 
             progress.step(f"replaying a synthetic week of {args.trace:,} pods' history through herder simulate")
             report["trace"] = run_trace_bench(args.trace)
+        if getattr(args, "preemption_gangs", 0):
+            from shim.bench.preemption_gangs import run_preemption_gangs_bench
+
+            nodes = args.preemption_gangs
+            progress.step(f"gangs preempting a full queue on {nodes:,} nodes through herder simulate")
+            report["preemption_gangs"] = run_preemption_gangs_bench(nodes)
         if args.leaves:
             pods = args.leaf_pods or min(args.pods, LEAF_PODS)
             report["leaves"] = run_leaf_bench(
@@ -629,6 +642,7 @@ def bench_command(args: argparse.Namespace) -> int:
             args.soak,
             args.leaves,
             args.trace,
+            getattr(args, "preemption_gangs", 0),
             args.decode,
             args.watch_drops,
         )
