@@ -418,6 +418,28 @@ class NodeIndex:
             fit = fit & (self._capacity[row] >= amount)
         return [self._names[pos] for pos in np.flatnonzero(fit)]
 
+    def shortfalls(self, request: Resource, constraints: NodeConstraints) -> tuple[list[str], list[float]]:
+        """`could_hold`'s nodes, each with how much of it must still free for `request`: the
+        largest share of its capacity over the resources asked (0 when it fits now), as
+        `reservations.timing.shortfall` reads a node with nothing kept for the pod's own."""
+        names = self.could_hold(request, constraints)
+        if not names:
+            return names, []
+        positions = np.fromiter((self._pos[name] for name in names), dtype=np.intp, count=len(names))
+        worst = np.zeros(len(names), dtype=np.float64)
+        for key, amount in request.items():
+            row = self._columns.get(key)
+            if row is None:
+                continue
+            room = self._avail[row, positions]
+            total = self._capacity[row, positions]
+            short = (amount > room) & (total > 0)
+            if short.any():
+                share = np.zeros(len(names), dtype=np.float64)
+                np.divide(amount - room, total, out=share, where=short)
+                np.maximum(worst, share, out=worst)
+        return names, worst.tolist()
+
     def _needs(self, request: Resource) -> Needs | None:
         """(row, amount) per resource asked; None when a resource asked is on no node at all."""
         needs = []

@@ -94,6 +94,24 @@ def _candidates(
     return candidates
 
 
+def _untouched(state: CoreState, app_id: str, ask: Ask) -> list[Candidate]:
+    """`_candidates` for an ask without rules between pods before the plan takes room: the
+    shortfall of a node no application reserves comes from the node index's columns."""
+    book = state.reservations
+    nodes = state.partition.nodes
+    names, shorts = state.partition.node_index.shortfalls(ask.resource, ask.constraints)
+    candidates: list[Candidate] = []
+    for position, (node_id, short) in enumerate(zip(names, shorts, strict=True)):
+        owner = book.owner(node_id)
+        if owner is None:
+            candidates.append((short, position, node_id, ask.resource, NOTHING))
+        elif owner == app_id:
+            kept = book.kept_on(node_id, app_id)
+            need = ask.resource + kept if kept else ask.resource
+            candidates.append((shortfall(nodes[node_id], need, kept), position, node_id, need, kept))
+    return candidates
+
+
 def _best(
     state: CoreState, app_id: str, candidates: list[Candidate], now: float, timed: bool
 ) -> tuple[str, float] | None:
@@ -123,7 +141,7 @@ class _Alike:
     def __init__(self, state: CoreState, app_id: str, ask: Ask, now: float, timed: bool) -> None:
         self.state, self.app_id, self.ask, self.now, self.timed = state, app_id, ask, now, timed
         self.request, self.constraints = ask.resource, ask.constraints
-        candidates = _candidates(state, app_id, ask, None, {})
+        candidates = _untouched(state, app_id, ask)
         self.positions = {entry[2]: entry[1] for entry in candidates}
         self.starts: dict[str, float | None] = {}
         if timed:
