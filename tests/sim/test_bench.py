@@ -280,3 +280,13 @@ def test_gangs_kept_in_one_rack_all_run_on_a_cluster_of_racks(capsys: pytest.Cap
     assert (run["placeholders"], run["placed"], run["pending"]) == (100, 600, 0)  # 4 gangs, each whole
     assert main(["bench", "--gang-topology", "required"]) == 2  # without --gangs
     assert "--gang-topology needs --gangs" in capsys.readouterr().err
+
+
+def test_gangs_preempt_the_queue_filling_the_cluster_and_every_pod_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    from shim.bench.preemption_gangs import scenario
+
+    run = bench_json(capsys, "--preemption-gangs", "20")["preemption_gangs"]
+    every_pod = sum(entry["count"] for entry in scenario(20)["workload"])
+    assert run["preempted"] > 0  # the guaranteed teams took their room back from root.batch
+    assert run["bound"] == every_pod  # every batch pod and every gang member was bound
+    assert run["gangs"] == 4 and run["cpu_seconds"] > 0
