@@ -23,7 +23,8 @@ What holds how long:
   moment (the refusal cools down);
 - a node's plan, while the node's entry does, and, when a guarantee on a victim's path was read
   to make it (`Surplus.reads`), while each queue usage it read, less what is leaving the queue,
-  is unchanged (a plan whose victims' queues guarantee nothing reads none);
+  stays within the bounds that give every answer it got (a plan whose victims' queues
+  guarantee nothing reads none);
 - everything, until a queue comes or goes, a guarantee or any queue's properties change
   (`Queue.structure_generation`, `Queue.properties_generation`), or the budgets do (ranks).
 
@@ -81,7 +82,7 @@ class KeptPlan:
     rank: PlanRank | None
     # the guaranteed queues' usage its victims' law read, as (queue, resource, usage less what
     # was leaving), and the usage stamp it was last known to hold at
-    reads: tuple[tuple[Queue, str, int], ...]
+    reads: tuple[tuple[Queue, str, float, float], ...]
     usage: UsageStamp
     seq: int = 0  # which plan of its node's this is (`ShapePlans.ranked` names it by this)
 
@@ -90,8 +91,8 @@ class KeptPlan:
         counted out)."""
         if not self.reads or self.usage == usage:
             return True
-        for queue, key, left in self.reads:
-            if queue.allocated.get(key, 0) - leaving.get(queue.path, _NONE).get(key, 0) != left:
+        for queue, key, low, high in self.reads:
+            if not low <= queue.allocated.get(key, 0) - leaving.get(queue.path, _NONE).get(key, 0) < high:
                 return False
         self.usage = usage
         return True
@@ -116,7 +117,7 @@ def plan_on(
     candidate gone, or when no set of victims would do)."""
     request = ask.resource
     plan = None
-    reads: tuple[tuple[Queue, str, int], ...] = ()
+    reads: tuple[tuple[Queue, str, float, float], ...] = ()
     if (
         node.usable
         and not request.fits_in(victims.free)
@@ -127,7 +128,7 @@ def plan_on(
         if candidates:
             surplus = queues.Surplus(context.leaf, leaving, context.paths)
             plan = plan_node(node.node_id, victims.free, request, candidates, surplus)
-            reads = tuple((queue, key, left) for (_, key), (queue, left) in surplus.reads.items())
+            reads = tuple((queue, key, low, high) for (_, key), (queue, low, high) in surplus.reads.items())
     rank = plan.rank(budgets) if plan is not None else None
     return KeptPlan(victims, plan, rank, reads, usage, next(_SEQ))
 
@@ -150,9 +151,10 @@ class ShapePlans:
         self.by_node: dict[str, KeptPlan] = {}  # every node's plan, every candidate a victim
         self.ranked: list[tuple[PlanRank, int]] = []  # (rank, seq) of plans, a heap; stale ones skipped
         self.apps: dict[str, set[str]] = {}  # application -> the nodes where it has candidates
-        # per queue and resource a plan read, the usage (less what was leaving) each plan read
-        # and the nodes whose plans read it: once the usage moves, only those nodes are read again
-        self.readers: dict[tuple[str, str], tuple[Queue, dict[int, set[str]]]] = {}
+        # per queue and resource a plan read, the bounds its usage (less what is leaving) must
+        # keep to for each plan's answers to stand, and the nodes whose plans need them: once the
+        # usage leaves a pair of bounds, only those nodes are read again
+        self.readers: dict[tuple[str, str], tuple[Queue, dict[tuple[float, float], set[str]]]] = {}
         self.moments: set[str] = set()  # nodes whose entry holds at one moment only
         self.journal: NodeJournal | None = None
         self.place = 0  # how far into the journal the plans have read
@@ -175,10 +177,10 @@ class ShapePlans:
         else:
             changed.update(self.moments)  # the entry tells when it no longer holds
             if usage != self.usage:
-                for (path, key), (queue, by_left) in self.readers.items():
+                for (path, key), (queue, by_bounds) in self.readers.items():
                     left = queue.allocated.get(key, 0) - leaving.get(path, _NONE).get(key, 0)
-                    for read, node_ids in by_left.items():
-                        if read != left:
+                    for (low, high), node_ids in by_bounds.items():
+                        if not low <= left < high:
                             changed.update(node_ids)
         self.journal, self.place, self.usage = journal, journal.end, usage
         for node_id in changed:
@@ -195,9 +197,9 @@ class ShapePlans:
             self.by_node[node_id] = kept
             for app_id in victims.apps:
                 self.apps.setdefault(app_id, set()).add(node_id)
-            for queue, key, read in kept.reads:
-                by_left = self.readers.setdefault((queue.path, key), (queue, {}))[1]
-                by_left.setdefault(read, set()).add(node_id)
+            for queue, key, low, high in kept.reads:
+                by_bounds = self.readers.setdefault((queue.path, key), (queue, {}))[1]
+                by_bounds.setdefault((low, high), set()).add(node_id)
             if victims.at is not None:
                 self.moments.add(node_id)
             if kept.rank is not None:
@@ -216,12 +218,12 @@ class ShapePlans:
                 on.discard(node_id)
                 if not on:
                     del self.apps[app_id]
-        for queue, key, read in kept.reads:
+        for queue, key, low, high in kept.reads:
             found = self.readers.get((queue.path, key))
-            if found is not None and (node_ids := found[1].get(read)) is not None:
+            if found is not None and (node_ids := found[1].get((low, high))) is not None:
                 node_ids.discard(node_id)
                 if not node_ids:
-                    del found[1][read]
+                    del found[1][(low, high)]
         self.moments.discard(node_id)
 
     def best(

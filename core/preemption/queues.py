@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 
 from core.config.schema import PREEMPTION_DELAY, PREEMPTION_POLICY
@@ -137,10 +138,10 @@ class Surplus:
         self._paths: dict[int, list[Queue]] = {} if paths is None else paths
         self._leaving = leaving  # what pods already on their way out take from each queue
         self._taken: dict[str, dict[str, int]] = {}  # what this plan's victims take
-        # (queue path, resource) -> the queue and its usage less what is leaving, as first read:
-        # the answers hold while each is unchanged (a plan whose victims' queues guarantee
-        # nothing reads none)
-        self.reads: dict[tuple[str, str], tuple[Queue, int]] = {}
+        # (queue path, resource) -> the queue and the bounds its usage less what is leaving kept
+        # to, for every answer to be what it was: at least the highest threshold allowed, below
+        # the lowest refused (a plan whose victims' queues guarantee nothing reads none)
+        self.reads: dict[tuple[str, str], tuple[Queue, float, float]] = {}
 
     def _path(self, leaf: Queue) -> list[Queue]:
         path = self._paths.get(id(leaf))
@@ -167,10 +168,12 @@ class Surplus:
                 if amount <= 0 or cap is None:
                     continue
                 left = queue.allocated.get(key, 0) - leaving.get(key, 0)
-                if (queue.path, key) not in self.reads:
-                    self.reads[(queue.path, key)] = (queue, left)
-                if left - taken.get(key, 0) - amount < cap:
+                threshold = cap + taken.get(key, 0) + amount  # it may lose `amount` from here up
+                _, low, high = self.reads.get((queue.path, key), _UNREAD)
+                if left < threshold:
+                    self.reads[(queue.path, key)] = (queue, low, min(high, threshold))
                     return False
+                self.reads[(queue.path, key)] = (queue, max(low, threshold), high)
         return True
 
     def take(self, leaf: Queue, resource: Mapping[str, int], sign: int = 1) -> None:
@@ -179,3 +182,4 @@ class Surplus:
 
 
 _NONE: Mapping[str, int] = {}
+_UNREAD = (None, -math.inf, math.inf)
