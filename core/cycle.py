@@ -59,7 +59,18 @@ def allocate_one(state: CoreState, now: float) -> Allocation | None:
         allocation = _go_on_with_gang(state, state.gangs.placing, now)
         if allocation is not None:
             return allocation
-    allocation = _walk(state, state.partition.root, now)
+    front = state.front_leaf
+    if front is not None and _still_first(state, front):
+        # the walk from root would come to this leaf first: try it, then the rest in order
+        allocation = _walk_leaf(state, front, now)
+        if allocation is None:
+            state.tried_leaf = front
+            try:
+                allocation = _walk(state, state.partition.root, now)
+            finally:
+                state.tried_leaf = None
+    else:
+        allocation = _walk(state, state.partition.root, now)
     while allocation is None and state.hold_let_go:
         # A preemptor let its held room go: the pods parked while it was held may take it.
         state.hold_let_go = False
@@ -79,9 +90,28 @@ def _go_on_with_gang(state: CoreState, app_id: str, now: float) -> Allocation | 
     return _walk_app(state, leaf, app, now)
 
 
+def _still_first(state: CoreState, leaf: Queue) -> bool:
+    """Whether the walk from root would try `leaf` (the one that placed the last pod) first:
+    at every level up to root it heads its parent's kept order, and nothing moved there since
+    but itself, whose new share stays below its next sibling's. Its parents' orders are then
+    repaired at the next full walk, to the same place. Not where queue priorities order
+    siblings (a parked ask moves them), nor with gangs (a failed try may release a
+    placeholder, so the orders after it could differ from the ones the walk read before)."""
+    partition = state.partition
+    if partition.queue_priorities or state.gangs.gangs or not leaf.is_leaf:
+        return False
+    cluster = partition.cluster_capacity
+    queue = leaf
+    while queue.parent is not None:
+        if not queue.heads_parent_order(cluster):
+            return False
+        queue = queue.parent
+    return queue is partition.root
+
+
 def _walk(state: CoreState, queue: Queue, now: float) -> Allocation | None:
     if queue.is_leaf:
-        return _walk_leaf(state, queue, now)
+        return None if queue is state.tried_leaf else _walk_leaf(state, queue, now)
     children: Iterable[Queue]
     if state.partition.queue_priorities and queue.app_sort_priority:
         children = children_by_priority(queue, state.partition.cluster_capacity, state.version)
@@ -129,6 +159,7 @@ def _walk_leaf(state: CoreState, leaf: Queue, now: float) -> Allocation | None:
                 break
             allocation = try_ask(state, leaf, app, ask, now)
             if allocation is not None:
+                state.front_leaf = leaf
                 return allocation
             order.suspect(app)  # parked: its best ask that may run now changed
     return None
@@ -141,6 +172,7 @@ def _walk_app(state: CoreState, leaf: Queue, app: Application, now: float) -> Al
             return None
         allocation = try_ask(state, leaf, app, ask, now)
         if allocation is not None:
+            state.front_leaf = leaf
             return allocation
 
 

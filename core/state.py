@@ -132,6 +132,9 @@ class CoreState:
         # a hold was let go during the walk: its room is everyone's again once the walk ends
         # (bumping the change counter in the middle of a walk would unpark what it parks)
         self.hold_let_go = False
+        # the leaf that placed the last pod: tried first while the walk would come to it first
+        self.front_leaf: Queue | None = None
+        self.tried_leaf: Queue | None = None  # a walk after trying `front_leaf` leaves it out
         # per queue path, the room held in or below it, while (version, placed pods, holders) holds
         self.held_room: dict[str, dict[str, int]] = {}
         self.held_room_stamp: tuple[int, int, tuple[str, ...]] = (-1, -1, ())

@@ -221,6 +221,28 @@ class Queue:
         # Lazily: a decision usually stops at the first child; only this method changes `order`.
         return map(_queue_of, order)
 
+    def heads_parent_order(self, cluster: Mapping[str, int]) -> bool:
+        """Whether this queue comes first in its parent's `ordered_children(cluster)` (by fair
+        share, without queue priorities) as it stands now, read without repairing the order: it
+        heads the kept order, nothing else moved there since, and its share now stays below its
+        next sibling's. False when only a repair could tell."""
+        parent = self.parent
+        if parent is None or not self.pending:
+            return False
+        order = parent._child_order
+        if (
+            type(order) is not list
+            or not order
+            or order[0][-1] is not self
+            or parent._child_order_cluster is not cluster
+            or parent._child_order_version is not None
+        ):
+            return False
+        moved = parent._moved_children
+        if moved and (len(moved) > 1 or self not in moved):
+            return False
+        return len(order) == 1 or (self.usage_share(cluster), self.name) < order[1][:2]
+
     def rank_in_parent(self) -> int | None:
         """This queue's priority as its parent's kept order ranks it (None when it is not in an
         order by priority)."""
