@@ -156,7 +156,16 @@ class NodeIndex:
             row = columns.get(key)
             if row is not None:
                 avail[row, pos] = cap.get(key, 0) - alloc.get(key, 0) - occ.get(key, 0) - kept.get(key, 0)
-        self._rank[pos] = self._node_rank(node)
+        # _node_rank(node), inline: this runs for every placement
+        total = weight_sum = 0.0
+        for key, weight in self._weights.items():
+            capacity = cap.get(key, 0)
+            if capacity <= 0 or weight <= 0:
+                continue
+            total += weight * ((alloc.get(key, 0) + occ.get(key, 0) + kept.get(key, 0)) / capacity)
+            weight_sum += weight
+        score = total / weight_sum if weight_sum else 0.0
+        self._rank[pos] = -score if self._policy == FAIR else score
         if len(self._log) >= _LOG_LIMIT:
             self._log.clear()
             self._choices.clear()

@@ -410,8 +410,13 @@ class Queue:
                     allocated[key] = held
                 else:
                     allocated.pop(key, None)
-            queue.share_moved()
-            queue = queue.parent
+            # share_moved(), inline
+            queue._share = None
+            queue._usage_doc = None
+            parent = queue.parent
+            if parent is not None:
+                parent._moved_children.add(queue)
+            queue = parent
 
     def add_running_app(self, sign: int = 1) -> None:
         for queue in self.ancestry():
@@ -420,15 +425,16 @@ class Queue:
     def over_max(self, request: Resource) -> tuple[Queue, str] | None:
         """The first queue, from this one up to root, whose max `request` would pass, and the
         resource it would pass; None when every max along the path holds it."""
-        for queue in self.ancestry():
+        queue: Queue | None = self
+        while queue is not None:  # ancestry() without the generator: this runs for every decision
             limit = queue._max
-            if limit is None:
-                continue
-            allocated = queue.allocated
-            for key, cap in limit.items():
-                amount = request.get(key, 0)
-                if amount > 0 and allocated.get(key, 0) + amount > cap:
-                    return queue, key
+            if limit is not None:
+                allocated = queue.allocated
+                for key, cap in limit.items():
+                    amount = request.get(key, 0)
+                    if amount > 0 and allocated.get(key, 0) + amount > cap:
+                        return queue, key
+            queue = queue.parent
         return None
 
     def max_message(self, key: str, amount: int) -> str:
