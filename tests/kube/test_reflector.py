@@ -12,11 +12,12 @@ import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from kubernetes import client
 
+from shim.kube.calls import ApiCalls
 from shim.kube.watch.listing import ClusterReader, PagedListing
 from shim.kube.watch.reflector import Reflector, WatchTarget, WatchTiming, split_lines
 from tests.kube.conftest import Cluster, eventually, herder_pod
@@ -220,24 +221,32 @@ def test_a_listing_longer_than_a_page_arrives_page_by_page_whole_and_with_its_ve
     assert pages.version == reader.pod_listing()[1] != ""
 
 
+class _Calls:
+    """Stands in for the API (shim/kube/calls.py): every GET answered by `get`."""
+
+    def __init__(self, get: Callable[..., Any]) -> None:
+        self.get = get
+
+
+def _listing(get: Callable[..., Any]) -> PagedListing:
+    return PagedListing(cast(ApiCalls, _Calls(get)), "/api/v1/pods", timeout=1)
+
+
 def test_a_failed_page_is_raised_to_the_reader() -> None:
-    def broken(**_: Any) -> Any:
+    def broken(*_: Any, **__: Any) -> Any:
         raise client.ApiException(status=500, reason="page lost")
 
     with pytest.raises(client.ApiException, match="page lost"):
-        list(PagedListing(broken, timeout=1))
+        list(_listing(broken))
 
 
 def _endless_listing(calls: list[int]) -> Callable[..., Any]:
     """A list call that always has a next page (one item each), counting its calls."""
 
-    class Answer:
-        def __init__(self, index: int) -> None:
-            self.data = f'{{"metadata": {{"continue": "c{index}"}}, "items": [{{"n": {index}}}]}}'.encode()
-
-    def endless(**_: Any) -> Answer:
+    def endless(*_: Any, **__: Any) -> dict[str, Any]:
         calls.append(1)
-        return Answer(len(calls))
+        index = len(calls)
+        return {"metadata": {"continue": f"c{index}"}, "items": [{"n": index}]}
 
     return endless
 
@@ -245,7 +254,7 @@ def _endless_listing(calls: list[int]) -> Callable[..., Any]:
 def test_a_reader_that_stops_early_lets_the_page_thread_end() -> None:
     calls: list[int] = []
     endless = _endless_listing(calls)
-    listing = PagedListing(endless, timeout=1)
+    listing = _listing(endless)
     for page in listing:
         assert page == [{"n": 1}]
         break  # a conversion failed: the sync gives up on this listing
@@ -260,7 +269,7 @@ def test_a_listing_started_early_and_given_up_before_it_is_read_ends_its_thread(
 
     calls: list[int] = []
     endless = _endless_listing(calls)
-    listing = PagedListing(endless, timeout=1).started()
+    listing = _listing(endless).started()
     deadline = time.monotonic() + 5
     while len(calls) < 3 and time.monotonic() < deadline:
         time.sleep(0.01)

@@ -4,35 +4,42 @@ Used for the start-up sync (nothing is scheduled before the whole cluster is kno
 listing again after a watch's resourceVersion expired. Lists are paged (`limit`/`continue`) so
 a large cluster is never one huge response, and read as raw JSON: the scheduler works on
 dicts, and building the client's model objects for thousands of pods only to turn them back
-into dicts would be wasted time.
+into dicts would be wasted time. The reads go by path (shim/kube/calls.py), without the
+client's generated API classes.
 """
 
 from __future__ import annotations
 
-import json
 import queue
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from kubernetes import client
 
+from shim.kube.calls import ApiCalls, segment
 from shim.kube.kinds import QUOTA_GROUP, QUOTA_PLURAL, QUOTA_VERSION
 
 PAGE = 500
 
+# What each listing reads (the start-up sync, and a watch's listing again after 410 Gone).
+STORAGE_LISTS = {
+    "storageclasses": "/apis/storage.k8s.io/v1/storageclasses",
+    "persistentvolumes": "/api/v1/persistentvolumes",
+    "persistentvolumeclaims": "/api/v1/persistentvolumeclaims",
+}
+QUOTAS = f"/apis/{QUOTA_GROUP}/{QUOTA_VERSION}/{QUOTA_PLURAL}"
 
-def _page_documents(
-    call: Callable[..., Any], *args: Any, timeout: float
-) -> Iterator[tuple[list[dict[str, Any]], str | None]]:
+
+def _page_documents(calls: ApiCalls, path: str, timeout: float) -> Iterator[tuple[list[dict[str, Any]], str | None]]:
     """Each page's items as it arrives, with the listing's resourceVersion on the last page (the
     version to watch from) and None on the others."""
     token: str | None = None
     while True:
-        kwargs: dict[str, Any] = {"limit": PAGE, "_preload_content": False, "_request_timeout": timeout}
+        query = {"limit": str(PAGE)}
         if token:
-            kwargs["_continue"] = token
-        document = json.loads(call(*args, **kwargs).data)
+            query["continue"] = token
+        document = calls.get(path, query, timeout=timeout)
         meta = document.get("metadata") or {}
         token = meta.get("continue")
         yield document.get("items") or [], None if token else str(meta.get("resourceVersion") or "")
@@ -40,10 +47,10 @@ def _page_documents(
             return
 
 
-def _pages(call: Callable[..., Any], *args: Any, timeout: float) -> tuple[list[dict[str, Any]], str]:
+def _pages(calls: ApiCalls, path: str, timeout: float) -> tuple[list[dict[str, Any]], str]:
     """Every item, and the resourceVersion of the listing (its last page) to watch from."""
     items: list[dict[str, Any]] = []
-    for page, version in _page_documents(call, *args, timeout=timeout):
+    for page, version in _page_documents(calls, path, timeout):
         items.extend(page)
         if version is not None:
             return items, version
@@ -56,8 +63,9 @@ class PagedListing:
     last. `version` is the listing's resourceVersion once every page was read. A caller that stops
     early (an error while it converts) lets the reading thread end too."""
 
-    def __init__(self, call: Callable[..., Any], timeout: float) -> None:
-        self._call = call
+    def __init__(self, calls: ApiCalls, path: str, timeout: float) -> None:
+        self._calls = calls
+        self._path = path
         self._timeout = timeout
         self._pages: queue.Queue[tuple[list[dict[str, Any]] | None, BaseException | None]] = queue.Queue(maxsize=2)
         self._abandoned = threading.Event()
@@ -75,7 +83,7 @@ class PagedListing:
 
     def _read(self) -> None:
         try:
-            for page, version in _page_documents(self._call, timeout=self._timeout):
+            for page, version in _page_documents(self._calls, self._path, self._timeout):
                 if version is not None:
                     self.version = version
                 if not self._hand_over((page, None)):
@@ -110,9 +118,7 @@ class PagedListing:
 
 class ClusterReader:
     def __init__(self, api_client: client.ApiClient, timeout: float = 60.0) -> None:
-        self._core = client.CoreV1Api(api_client)
-        self._custom = client.CustomObjectsApi(api_client)
-        self._storage = client.StorageV1Api(api_client)
+        self._calls = ApiCalls(api_client, timeout)
         self._timeout = timeout
 
     def nodes(self) -> list[dict[str, Any]]:
@@ -120,19 +126,14 @@ class ClusterReader:
 
     def node_listing(self) -> tuple[list[dict[str, Any]], str]:
         """Every node and the resourceVersion to watch nodes from."""
-        return _pages(self._core.list_node, timeout=self._timeout)
+        return _pages(self._calls, "/api/v1/nodes", self._timeout)
 
     def namespaces(self) -> list[dict[str, Any]]:
-        return _pages(self._core.list_namespace, timeout=self._timeout)[0]
+        return _pages(self._calls, "/api/v1/namespaces", self._timeout)[0]
 
     def storage_listing(self, plural: str) -> tuple[list[dict[str, Any]], str]:
         """Every StorageClass, PersistentVolume or PersistentVolumeClaim, and the version to watch from."""
-        calls: dict[str, Callable[..., Any]] = {
-            "storageclasses": self._storage.list_storage_class,
-            "persistentvolumes": self._core.list_persistent_volume,
-            "persistentvolumeclaims": self._core.list_persistent_volume_claim_for_all_namespaces,
-        }
-        return _pages(calls[plural], timeout=self._timeout)
+        return _pages(self._calls, STORAGE_LISTS[plural], self._timeout)
 
     def custom_listing(self, group: str, version: str, plural: str) -> tuple[list[dict[str, Any]], str]:
         """Every object of a served custom kind (a PodGroup API's) and the version to watch from."""
@@ -143,22 +144,16 @@ class ClusterReader:
 
     def pod_listing(self) -> tuple[list[dict[str, Any]], str]:
         """Every pod of every namespace and the resourceVersion to watch pods from."""
-        return _pages(self._core.list_pod_for_all_namespaces, timeout=self._timeout)
+        return _pages(self._calls, "/api/v1/pods", self._timeout)
 
     def pod_pages(self) -> PagedListing:
         """Every pod of every namespace, page by page as they arrive (the start-up sync)."""
-        return PagedListing(self._core.list_pod_for_all_namespaces, self._timeout)
+        return PagedListing(self._calls, "/api/v1/pods", self._timeout)
 
     def quotas(self) -> list[dict[str, Any]] | None:
         """Every ElasticQuota, or None when the CRD is not installed."""
         try:
-            return _pages(
-                self._custom.list_cluster_custom_object,
-                QUOTA_GROUP,
-                QUOTA_VERSION,
-                QUOTA_PLURAL,
-                timeout=self._timeout,
-            )[0]
+            return _pages(self._calls, QUOTAS, self._timeout)[0]
         except client.ApiException as error:
             if error.status == 404:
                 return None
@@ -166,25 +161,16 @@ class ClusterReader:
 
     def pod(self, namespace: str, name: str) -> dict[str, Any] | None:
         """One pod as the API server has it now, or None when it no longer exists."""
-        try:
-            answer = self._core.read_namespaced_pod(
-                name, namespace, _preload_content=False, _request_timeout=self._timeout
-            )
-        except client.ApiException as error:
-            if error.status == 404:
-                return None
-            raise
-        found: dict[str, Any] = json.loads(answer.data)  # type: ignore[attr-defined]
-        return found
+        return self._one(f"/api/v1/namespaces/{segment(namespace)}/pods/{segment(name)}")
 
     def configmap(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return self._one(f"/api/v1/namespaces/{segment(namespace)}/configmaps/{segment(name)}")
+
+    def _one(self, path: str) -> dict[str, Any] | None:
         try:
-            answer = self._core.read_namespaced_config_map(
-                name, namespace, _preload_content=False, _request_timeout=self._timeout
-            )
+            found: dict[str, Any] = self._calls.get(path)
         except client.ApiException as error:
             if error.status == 404:
                 return None
             raise
-        found: dict[str, Any] = json.loads(answer.data)  # type: ignore[arg-type]
         return found

@@ -24,6 +24,7 @@ from urllib.parse import quote
 import urllib3
 from kubernetes import client
 
+from shim.kube.calls import ApiCalls, segment
 from shim.kube.write.keepalive import KeptAliveConnections, usable
 
 _BINDING_PATH = "/api/v1/namespaces/{namespace}/pods/{name}/binding"
@@ -35,7 +36,7 @@ class KubeWriter:
         config.connection_pool_maxsize = max(pool_size, config.connection_pool_maxsize or 0)
         self._api = client.ApiClient(config)
         self._api.user_agent = api_client.user_agent
-        self._core = client.CoreV1Api(self._api)
+        self._calls = ApiCalls(self._api, timeout)
         self._timeout = timeout
         self._request_timeout = urllib3.Timeout(total=timeout)
         self._kept_alive = KeptAliveConnections(config, timeout) if usable(config) else None
@@ -80,33 +81,16 @@ class KubeWriter:
 
     def post_eviction(self, namespace: str, name: str) -> None:
         """POST pods/{name}/eviction; a PodDisruptionBudget refusal raises ApiException(429)."""
-        body = client.V1Eviction(metadata=client.V1ObjectMeta(name=name, namespace=namespace))
-        response: Any = self._core.create_namespaced_pod_eviction(
-            name, namespace, body, _preload_content=False, _request_timeout=self._timeout
-        )
-        response.read()  # whole, so the connection can serve the next call
-        response.release_conn()
+        body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name, "namespace": namespace}}
+        self._calls.post(f"/api/v1/namespaces/{segment(namespace)}/pods/{segment(name)}/eviction", body)
 
     def create_pod(self, namespace: str, body: dict[str, Any]) -> None:
         """POST a pod (a gang placeholder); raises ApiException (409: it exists already)."""
-        pod: Any = body  # the client serialises a plain dict as it is
-        response: Any = self._core.create_namespaced_pod(
-            namespace, pod, _preload_content=False, _request_timeout=self._timeout
-        )
-        response.read()
-        response.release_conn()
+        self._calls.post(f"/api/v1/namespaces/{segment(namespace)}/pods", body)
 
     def delete_pod(self, namespace: str, name: str) -> None:
         """DELETE a pod at once (grace period 0: a placeholder runs nothing to stop)."""
-        response: Any = self._core.delete_namespaced_pod(
-            name,
-            namespace,
-            grace_period_seconds=0,
-            _preload_content=False,
-            _request_timeout=self._timeout,
-        )
-        response.read()
-        response.release_conn()
+        self._calls.delete(f"/api/v1/namespaces/{segment(namespace)}/pods/{segment(name)}", {"gracePeriodSeconds": "0"})
 
 
 def token_reviewer(api_client: client.ApiClient, timeout: float = 5.0) -> Callable[[str], bool]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from kubernetes import client
 
+from shim.kube.calls import ApiCalls, segment
 from shim.kube.write.event_body import core_event, wall_timestamp
 
 log = logging.getLogger("herder.events")
@@ -37,7 +38,7 @@ def object_reference(obj: Mapping[str, Any], kind: str, api_version: str) -> dic
 
 class EventRecorder:
     def __init__(self, api_client: client.ApiClient, component: str = COMPONENT) -> None:
-        self._core = client.CoreV1Api(api_client)
+        self._calls = ApiCalls(api_client, timeout=10)
         self._component = component
         self._said: dict[tuple[str, str, str, str], None] = {}
         self._lock = threading.Lock()
@@ -67,7 +68,7 @@ class EventRecorder:
             last=stamp,
         )
         try:
-            self._core.create_namespaced_event(namespace, body, _preload_content=False, _request_timeout=10)  # type: ignore[arg-type]
+            self._calls.post(f"/api/v1/namespaces/{segment(namespace)}/events", body)
         except Exception as error:  # an Event is best effort; the log still says it
             log.warning("could not post Event %s on %s %s: %s", reason, ref["kind"], ref["name"], error)
         return True

@@ -1,4 +1,4 @@
-"""The status writers' API calls through the official client, one method per call the chart allows.
+"""The status writers' API calls, one method per call the chart allows (by path: shim/kube/calls.py).
 
 Every write is a patch with an explicit content type: the client's default for pods would be a
 JSON patch, which a dict body is not. ElasticQuotas take JSON merge patches (custom resources
@@ -14,50 +14,32 @@ from typing import Any
 
 from kubernetes import client
 
+from shim.kube.calls import MERGE, STRATEGIC, ApiCalls, segment
 from shim.kube.kinds import QUOTA_GROUP, QUOTA_PLURAL, QUOTA_VERSION
 
-MERGE = "application/merge-patch+json"
-STRATEGIC = "application/strategic-merge-patch+json"
+__all__ = ["MERGE", "STRATEGIC", "StatusApi"]
+
+
+def _quota(namespace: str, name: str) -> str:
+    return f"/apis/{QUOTA_GROUP}/{QUOTA_VERSION}/namespaces/{segment(namespace)}/{QUOTA_PLURAL}/{segment(name)}"
 
 
 class StatusApi:
     def __init__(self, api_client: client.ApiClient, timeout: float = 10.0) -> None:
-        self._core = client.CoreV1Api(api_client)
-        self._custom = client.CustomObjectsApi(api_client)
-        self._timeout = timeout
+        self._calls = ApiCalls(api_client, timeout)
 
     def read_quota(self, namespace: str, name: str) -> Mapping[str, Any]:
         """GET elasticquotas/{name} (what an earlier leader already wrote)."""
-        found = self._custom.get_namespaced_custom_object(
-            QUOTA_GROUP, QUOTA_VERSION, namespace, QUOTA_PLURAL, name, _request_timeout=self._timeout
-        )
+        found = self._calls.get(_quota(namespace, name))
         return found if isinstance(found, Mapping) else {}
 
     def patch_quota_status(self, namespace: str, name: str, patch: Mapping[str, Any]) -> None:
         """PATCH elasticquotas/{name}/status (merge patch)."""
-        self._custom.patch_namespaced_custom_object_status(
-            QUOTA_GROUP,
-            QUOTA_VERSION,
-            namespace,
-            QUOTA_PLURAL,
-            name,
-            dict(patch),
-            _content_type=MERGE,
-            _request_timeout=self._timeout,
-        )
+        self._calls.patch(_quota(namespace, name) + "/status", patch, MERGE)
 
     def patch_quota(self, namespace: str, name: str, patch: Mapping[str, Any]) -> None:
         """PATCH elasticquotas/{name} (merge patch; Herder only writes its annotations)."""
-        self._custom.patch_namespaced_custom_object(
-            QUOTA_GROUP,
-            QUOTA_VERSION,
-            namespace,
-            QUOTA_PLURAL,
-            name,
-            dict(patch),
-            _content_type=MERGE,
-            _request_timeout=self._timeout,
-        )
+        self._calls.patch(_quota(namespace, name), patch, MERGE)
 
     def patch_group_status(
         self, group: str, version: str, plural: str, namespace: str, name: str, patch: Mapping[str, Any]
@@ -77,31 +59,12 @@ class StatusApi:
 
     def patch_pod_status(self, namespace: str, name: str, patch: Mapping[str, Any]) -> None:
         """PATCH pods/{name}/status (strategic merge; a metadata.resourceVersion is a precondition)."""
-        self._core.patch_namespaced_pod_status(
-            name,
-            namespace,
-            dict(patch),
-            _content_type=STRATEGIC,
-            _preload_content=False,
-            _request_timeout=self._timeout,
-        )
+        self._calls.patch(f"/api/v1/namespaces/{segment(namespace)}/pods/{segment(name)}/status", patch, STRATEGIC)
 
     def create_event(self, namespace: str, event: Mapping[str, Any]) -> None:
         """POST events (core/v1)."""
-        self._core.create_namespaced_event(
-            namespace,
-            dict(event),  # type: ignore[arg-type]
-            _preload_content=False,
-            _request_timeout=self._timeout,
-        )
+        self._calls.post(f"/api/v1/namespaces/{segment(namespace)}/events", event)
 
     def patch_event(self, namespace: str, name: str, patch: Mapping[str, Any]) -> None:
         """PATCH events/{name} (core/v1; a repeat bumps count and lastTimestamp)."""
-        self._core.patch_namespaced_event(
-            name,
-            namespace,
-            dict(patch),
-            _content_type=STRATEGIC,
-            _preload_content=False,
-            _request_timeout=self._timeout,
-        )
+        self._calls.patch(f"/api/v1/namespaces/{segment(namespace)}/events/{segment(name)}", patch, STRATEGIC)

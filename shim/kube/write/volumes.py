@@ -22,6 +22,7 @@ from kubernetes import client
 
 from core.objects.ask import Allocation
 from core.objects.volumes import SELECTED_NODE, VolumePlan
+from shim.kube.calls import ApiCalls, segment
 
 log = logging.getLogger("herder.volumes")
 
@@ -31,11 +32,10 @@ GiveBack = Callable[[str, str], None]  # (pod key, why)
 
 
 class VolumeWrites:
-    """The two writes a plan needs, through the official client (a few per pod with claims)."""
+    """The two writes a plan needs (a few per pod with claims), strategic merge patches by path."""
 
     def __init__(self, api_client: client.ApiClient, timeout: float = 10.0) -> None:
-        self._core = client.CoreV1Api(api_client)
-        self._timeout = timeout
+        self._calls = ApiCalls(api_client, timeout)
 
     def bind_volume(self, volume: str, claim: str) -> None:
         namespace, name = claim.split("/", 1)
@@ -44,12 +44,12 @@ class VolumeWrites:
                 "claimRef": {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "namespace": namespace, "name": name}
             }
         }
-        self._core.patch_persistent_volume(volume, body, _request_timeout=self._timeout)
+        self._calls.patch(f"/api/v1/persistentvolumes/{segment(volume)}", body)
 
     def select_node(self, claim: str, node: str) -> None:
         namespace, name = claim.split("/", 1)
         body = {"metadata": {"annotations": {SELECTED_NODE: node}}}
-        self._core.patch_namespaced_persistent_volume_claim(name, namespace, body, _request_timeout=self._timeout)
+        self._calls.patch(f"/api/v1/namespaces/{segment(namespace)}/persistentvolumeclaims/{segment(name)}", body)
 
 
 class VolumeBinder:
