@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from contextlib import suppress
 from typing import Any
 
+from core.kept import KeptTable
 from core.resources import QuantityError, Resource, resource_from_kubernetes
 from shim.convert.objects import ConversionError, list_at, map_at
 from shim.convert.pod_view import PodLike, PodView, as_view
@@ -68,10 +69,27 @@ def _checked(values: Mapping[str, Any], where: str) -> Resource:
         raise ConversionError(str(err)) from None
 
 
+# Containers of one workload ask for the same few sizes: a requests map is parsed once. Only maps
+# whose values are all strings are kept (a string equals no value of another type, so no other
+# map finds their answer).
+_parsed: KeptTable[tuple[tuple[str, Any], ...], Resource] = KeptTable(4096)
+
+
 def _requests(pod: PodView, container: Mapping[str, Any], kind: str) -> Resource:
     resources = container.get("resources")
     requests = resources.get("requests") if type(resources) is dict else None
-    if type(requests) is dict or (requests is None and (resources is None or type(resources) is dict)):
+    if type(requests) is dict:
+        key = tuple(requests.items())
+        with suppress(TypeError):  # a value that cannot be hashed: read below
+            found = _parsed.get(key)
+            if found is not None:
+                return found
+        with suppress(QuantityError, TypeError):  # a bad value is reported below, with where it is
+            found = resource_from_kubernetes(requests)
+            if all(type(value) is str for value in requests.values()):
+                _parsed.keep(key, found)
+            return found
+    elif requests is None and (resources is None or type(resources) is dict):
         with suppress(QuantityError, TypeError):  # a bad value is reported below, with where it is
             return resource_from_kubernetes(requests or {})
     where = f"pod {pod.name} {kind} {container.get('name', '?')!r}"

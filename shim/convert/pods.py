@@ -13,9 +13,8 @@ from functools import lru_cache
 from typing import Any
 
 from core.objects.ask import FOREIGN_DEFAULT, FOREIGN_STATIC, NO_USER, Allocation, Ask
-from core.objects.constraints import NodeConstraints
 from core.resources import Resource
-from shim.convert.constraints import pod_constraints
+from shim.convert.constraints import shared_pod_constraints
 from shim.convert.deadline import active_deadline, foreign_deadline
 from shim.convert.gang_sources import GroupLookup, group_gang, group_ref, no_groups
 from shim.convert.gangs.yunikorn import is_placeholder, pod_gang
@@ -31,7 +30,6 @@ from shim.convert.storage import pod_claims
 from shim.interning import Interner
 
 shared_resource: Interner[Resource] = Interner()
-shared_constraints: Interner[NodeConstraints] = Interner()
 
 
 def _timestamp(value: Any, where: str) -> float:
@@ -128,7 +126,7 @@ def pod_to_ask(
         tags=tags,
         user=user,
         priority=priority,
-        constraints=shared_constraints(pod_constraints(pod)),
+        constraints=shared_pod_constraints(pod),
         pod=rules,
         quota=str(quota) if quota else None,
         preemptible=labels.get(LABEL_PREEMPTIBLE) != "false",

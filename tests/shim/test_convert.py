@@ -521,6 +521,33 @@ def test_pods_of_one_size_and_affinity_share_one_request_and_one_constraints_obj
     assert c.constraints is a.constraints
 
 
+def test_kept_sizes_and_constraints_never_answer_for_a_pod_that_reads_differently() -> None:
+    """Sizes and node constraints are kept by the fields as given (shim/convert/pod_size.py,
+    constraints.py): a pod whose fields differ, or only equal them as another type, is read anew."""
+    admitted = [
+        {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+    ]
+    first = pod_to_ask(pod("k1", nodeSelector={"zone": "a"}, tolerations=admitted), namespace())
+    again = pod_to_ask(pod("k2", nodeSelector={"zone": "a"}, tolerations=[dict(admitted[0])]), namespace())
+    assert again.constraints is first.constraints
+    assert [t.key for t in first.constraints.tolerations] == ["node.kubernetes.io/not-ready"]
+    other_zone = pod_to_ask(pod("k3", nodeSelector={"zone": "b"}, tolerations=admitted), namespace())
+    assert other_zone.constraints.node_selector == (("zone", "b"),)
+    untolerated = pod_to_ask(pod("k4", nodeSelector={"zone": "a"}), namespace())
+    assert untolerated.constraints.tolerations == ()
+    # True equals 1 as a key, yet reads as "True": never answered from what 1 read as
+    assert pod_to_ask(pod("k5", nodeSelector={"rank": 1}), namespace()).constraints.node_selector == (("rank", "1"),)
+    as_bool = pod_to_ask(pod("k6", nodeSelector={"rank": True}), namespace())
+    assert as_bool.constraints.node_selector == (("rank", "True"),)
+    # a size read once is kept; a malformed one after it is still refused, naming the pod
+    sized = pod_to_ask(pod("k7", containers=[container("main", cpu="300m", memory="1Gi")]), namespace())
+    assert sized.resource["vcore"] == 300
+    broken = pod_to_ask(pod("k8", containers=[container("main", cpu="300x", memory="1Gi")]), namespace())
+    assert broken.problems and "k8" in broken.problems[0] and "300x" in broken.problems[0]
+    as_number = pod_to_ask(pod("k9", containers=[container("main", cpu=0.3, memory="1Gi")]), namespace())
+    assert as_number.resource["vcore"] == 300 and not as_number.problems
+
+
 def test_pods_of_one_workload_share_their_user_and_labels_but_never_across_what_differs() -> None:
     who = {"yunikorn.apache.org/user.info": json.dumps({"user": "alice", "groups": ["ml"]})}
     labels = {"app": "train", "tier": "batch"}

@@ -5,14 +5,24 @@ correlated pod Events say things the same way."""
 from __future__ import annotations
 
 import datetime
+import time
 import uuid
 from collections.abc import Mapping
 from typing import Any
 
+_last: tuple[int, str] = (-1, "")  # (second, its text): a burst stamps thousands of Events in one second
+
 
 def wall_timestamp() -> str:
     """Now, as Kubernetes writes times in Events and conditions (`2026-11-22T17:03:42Z`)."""
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    global _last
+    second = int(time.time())
+    last = _last
+    if last[0] == second:
+        return last[1]
+    text = datetime.datetime.fromtimestamp(second, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    _last = (second, text)
+    return text
 
 
 def core_event(
