@@ -30,7 +30,7 @@ from shim.kube.watch.reload import ConfigSource
 
 with emulator.EmulatorServer() as server:
     api = server.api_client()
-    ApiCalls(api).post("/api/v1/namespaces", emulator.namespace_body(BENCH_NAMESPACE))
+    ApiCalls(api).request("POST", "/api/v1/namespaces", emulator.namespace_body(BENCH_NAMESPACE))
     server.call(functools.partial(_populate, server.emulator, emulator, 2, 3), timeout=30)
     operator = HerderOperator(api, OperatorOptions(source=ConfigSource(namespace="herder-system"), identity="x"))
     operator.start()

@@ -82,15 +82,17 @@ class KubeWriter:
     def post_eviction(self, namespace: str, name: str) -> None:
         """POST pods/{name}/eviction; a PodDisruptionBudget refusal raises ApiException(429)."""
         body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name, "namespace": namespace}}
-        self._calls.post(f"/api/v1/namespaces/{segment(namespace)}/pods/{segment(name)}/eviction", body)
+        self._calls.request("POST", f"/api/v1/namespaces/{segment(namespace)}/pods/{segment(name)}/eviction", body)
 
     def create_pod(self, namespace: str, body: dict[str, Any]) -> None:
         """POST a pod (a gang placeholder); raises ApiException (409: it exists already)."""
-        self._calls.post(f"/api/v1/namespaces/{segment(namespace)}/pods", body)
+        self._calls.request("POST", f"/api/v1/namespaces/{segment(namespace)}/pods", body)
 
     def delete_pod(self, namespace: str, name: str) -> None:
         """DELETE a pod at once (grace period 0: a placeholder runs nothing to stop)."""
-        self._calls.delete(f"/api/v1/namespaces/{segment(namespace)}/pods/{segment(name)}", {"gracePeriodSeconds": "0"})
+        self._calls.request(
+            "DELETE", f"/api/v1/namespaces/{segment(namespace)}/pods/{segment(name)}", query={"gracePeriodSeconds": "0"}
+        )
 
 
 def token_reviewer(api_client: client.ApiClient, timeout: float = 5.0) -> Callable[[str], bool]:

@@ -41,15 +41,15 @@ class ProvisioningApi:
 
     def create_template(self, namespace: str, body: Mapping[str, Any]) -> None:
         """POST podtemplates."""
-        self._calls.post(f"/api/v1/namespaces/{segment(namespace)}/podtemplates", body)
+        self._calls.request("POST", f"/api/v1/namespaces/{segment(namespace)}/podtemplates", body)
 
     def delete_template(self, namespace: str, name: str) -> None:
         """DELETE podtemplates/{name}."""
-        self._calls.delete(f"/api/v1/namespaces/{segment(namespace)}/podtemplates/{segment(name)}")
+        self._calls.request("DELETE", f"/api/v1/namespaces/{segment(namespace)}/podtemplates/{segment(name)}")
 
     def create_request(self, version: str, namespace: str, body: Mapping[str, Any]) -> None:
         """POST provisioningrequests."""
-        self._calls.post(_requests(version, namespace), body)
+        self._calls.request("POST", _requests(version, namespace), body)
 
     def list_requests(self, version: str) -> list[Mapping[str, Any]]:
         """GET provisioningrequests in every namespace: the ones Herder made (by its label)."""
@@ -59,11 +59,12 @@ class ProvisioningApi:
 
     def delete_request(self, version: str, namespace: str, name: str) -> None:
         """DELETE provisioningrequests/{name}."""
-        self._calls.delete(f"{_requests(version, namespace)}/{segment(name)}")
+        self._calls.request("DELETE", f"{_requests(version, namespace)}/{segment(name)}")
 
     def annotate_pod(self, namespace: str, name: str, annotations: Mapping[str, str | None]) -> None:
         """PATCH pods/{name}: only the annotations given (None removes one; a merge patch)."""
-        self._calls.patch(
+        self._calls.request(
+            "PATCH",
             f"/api/v1/namespaces/{segment(namespace)}/pods/{segment(name)}",
             {"metadata": {"annotations": dict(annotations)}},
             MERGE,

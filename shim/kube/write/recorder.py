@@ -68,7 +68,7 @@ class EventRecorder:
             last=stamp,
         )
         try:
-            self._calls.post(f"/api/v1/namespaces/{segment(namespace)}/events", body)
+            self._calls.request("POST", f"/api/v1/namespaces/{segment(namespace)}/events", body)
         except Exception as error:  # an Event is best effort; the log still says it
             log.warning("could not post Event %s on %s %s: %s", reason, ref["kind"], ref["name"], error)
         return True

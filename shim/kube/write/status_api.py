@@ -35,11 +35,11 @@ class StatusApi:
 
     def patch_quota_status(self, namespace: str, name: str, patch: Mapping[str, Any]) -> None:
         """PATCH elasticquotas/{name}/status (merge patch)."""
-        self._calls.patch(_quota(namespace, name) + "/status", patch, MERGE)
+        self._calls.request("PATCH", _quota(namespace, name) + "/status", patch, MERGE)
 
     def patch_quota(self, namespace: str, name: str, patch: Mapping[str, Any]) -> None:
         """PATCH elasticquotas/{name} (merge patch; Herder only writes its annotations)."""
-        self._calls.patch(_quota(namespace, name), patch, MERGE)
+        self._calls.request("PATCH", _quota(namespace, name), patch, MERGE)
 
     def patch_group_status(
         self, group: str, version: str, plural: str, namespace: str, name: str, patch: Mapping[str, Any]
@@ -59,12 +59,16 @@ class StatusApi:
 
     def patch_pod_status(self, namespace: str, name: str, patch: Mapping[str, Any]) -> None:
         """PATCH pods/{name}/status (strategic merge; a metadata.resourceVersion is a precondition)."""
-        self._calls.patch(f"/api/v1/namespaces/{segment(namespace)}/pods/{segment(name)}/status", patch, STRATEGIC)
+        self._calls.request(
+            "PATCH", f"/api/v1/namespaces/{segment(namespace)}/pods/{segment(name)}/status", patch, STRATEGIC
+        )
 
     def create_event(self, namespace: str, event: Mapping[str, Any]) -> None:
         """POST events (core/v1)."""
-        self._calls.post(f"/api/v1/namespaces/{segment(namespace)}/events", event)
+        self._calls.request("POST", f"/api/v1/namespaces/{segment(namespace)}/events", event)
 
     def patch_event(self, namespace: str, name: str, patch: Mapping[str, Any]) -> None:
         """PATCH events/{name} (core/v1; a repeat bumps count and lastTimestamp)."""
-        self._calls.patch(f"/api/v1/namespaces/{segment(namespace)}/events/{segment(name)}", patch, STRATEGIC)
+        self._calls.request(
+            "PATCH", f"/api/v1/namespaces/{segment(namespace)}/events/{segment(name)}", patch, STRATEGIC
+        )

@@ -22,7 +22,7 @@ from kubernetes import client
 
 from core.objects.ask import Allocation
 from core.objects.volumes import SELECTED_NODE, VolumePlan
-from shim.kube.calls import ApiCalls, segment
+from shim.kube.calls import STRATEGIC, ApiCalls, segment
 
 log = logging.getLogger("herder.volumes")
 
@@ -44,12 +44,14 @@ class VolumeWrites:
                 "claimRef": {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "namespace": namespace, "name": name}
             }
         }
-        self._calls.patch(f"/api/v1/persistentvolumes/{segment(volume)}", body)
+        self._calls.request("PATCH", f"/api/v1/persistentvolumes/{segment(volume)}", body, STRATEGIC)
 
     def select_node(self, claim: str, node: str) -> None:
         namespace, name = claim.split("/", 1)
         body = {"metadata": {"annotations": {SELECTED_NODE: node}}}
-        self._calls.patch(f"/api/v1/namespaces/{segment(namespace)}/persistentvolumeclaims/{segment(name)}", body)
+        self._calls.request(
+            "PATCH", f"/api/v1/namespaces/{segment(namespace)}/persistentvolumeclaims/{segment(name)}", body, STRATEGIC
+        )
 
 
 class VolumeBinder:
