@@ -27,6 +27,7 @@ from core.events import APPLICATION, SchedulingEvent
 from shim.convert.gang_sources import GROUP_KINDS, GroupKey, GroupKind
 from shim.convert.gangs.pod_gang import GroupDefinition, GroupRef
 from shim.convert.objects import meta_of
+from shim.kube.calls import ApiCalls, segment
 from shim.kube.write.group_status import BOUND, FAILED, PENDING, RUNNING, SUCCEEDED, GroupState
 from shim.kube.write.pod_events import ObjectRef
 from shim.kube.write.recorder import EventRecorder
@@ -60,19 +61,20 @@ class ServedKind:
 
 def served_kinds(api_client: client.ApiClient, timeout: float = 30.0) -> list[ServedKind]:
     """The gang-defining kinds the server serves, each in its preferred group and newest version."""
-    custom = client.CustomObjectsApi(api_client)
+    calls = ApiCalls(api_client, timeout)
     served: list[ServedKind] = []
     for kind in GROUP_KINDS:
         found = None
         for group in kind.groups:
             for version in kind.versions:
                 try:
-                    resources = custom.get_api_resources(group, version, _request_timeout=timeout)
+                    resources = calls.get(f"/apis/{segment(group)}/{segment(version)}")
                 except client.ApiException as error:
                     if error.status == 404:
                         continue
                     raise
-                names = {resource.name for resource in (resources.resources or [])}
+                listed = resources.get("resources") if isinstance(resources, dict) else None
+                names = {entry.get("name") for entry in listed or [] if isinstance(entry, dict)}
                 if kind.plural in names:
                     found = ServedKind(kind, group, version)
                     break

@@ -137,7 +137,7 @@ class ClusterReader:
 
     def custom_listing(self, group: str, version: str, plural: str) -> tuple[list[dict[str, Any]], str]:
         """Every object of a served custom kind (a PodGroup API's) and the version to watch from."""
-        return _pages(self._custom.list_cluster_custom_object, group, version, plural, timeout=self._timeout)
+        return _pages(self._calls, f"/apis/{segment(group)}/{segment(version)}/{segment(plural)}", self._timeout)
 
     def pods(self) -> list[dict[str, Any]]:
         return self.pod_listing()[0]

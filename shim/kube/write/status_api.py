@@ -46,16 +46,8 @@ class StatusApi:
     ) -> None:
         """PATCH {plural}/{name}/status of a PodGroup API (merge patch: custom resources have no
         strategic merge, and Kubernetes' PodGroup conditions are written whole)."""
-        self._custom.patch_namespaced_custom_object_status(
-            group,
-            version,
-            namespace,
-            plural,
-            name,
-            dict(patch),
-            _content_type=MERGE,
-            _request_timeout=self._timeout,
-        )
+        path = f"/apis/{segment(group)}/{segment(version)}/namespaces/{segment(namespace)}/{segment(plural)}"
+        self._calls.request("PATCH", f"{path}/{segment(name)}/status", patch, MERGE)
 
     def patch_pod_status(self, namespace: str, name: str, patch: Mapping[str, Any]) -> None:
         """PATCH pods/{name}/status (strategic merge; a metadata.resourceVersion is a precondition)."""
