@@ -77,9 +77,17 @@ def placeholder_manifest(
     assert ask is not None and ask.placeholder
     if ask.gang is not None and ask.gang.from_pods:
         return _member_placeholder(originator, allocation, image, scheduler_name)
-    namespace, _, name = allocation.key.rpartition("/")
-    meta = meta_of(originator)
     labels, annotations, pod_spec = _member(originator, ask.application_id, ask.task_group, image, scheduler_name)
+    pod_spec["nodeName"] = allocation.node_id
+    return _placeholder_pod(allocation.key, originator, labels, annotations, pod_spec)
+
+
+def _placeholder_pod(
+    key: str, originator: Mapping[str, Any], labels: dict[str, str], annotations: dict[str, str], spec: dict[str, Any]
+) -> dict[str, Any]:
+    """The placeholder pod `key` (namespace/name), owned by the pod it was made from."""
+    namespace, _, name = key.rpartition("/")
+    meta = meta_of(originator)
     owners = [
         {
             "apiVersion": "v1",
@@ -102,7 +110,7 @@ def placeholder_manifest(
             "annotations": annotations,
             "ownerReferences": owners,
         },
-        "spec": {**pod_spec, "nodeName": allocation.node_id},
+        "spec": spec,
     }
 
 
@@ -138,8 +146,17 @@ def _member(
     annotations[ANNOTATION_PLACEHOLDER] = "true"
     annotations[ANNOTATION_TASK_GROUP_NAME] = group
     resources = {str(k): str(v) for k, v in (fields.get("minResource") or {}).items()}
-    pod_spec: dict[str, Any] = {
-        "schedulerName": scheduler_name,
+    pod_spec = {**_pause_spec(scheduler_name, image, resources), **placement_spec(fields)}
+    for key in ("priorityClassName", "priority", "imagePullSecrets"):
+        if spec.get(key) is not None:
+            pod_spec[key] = spec[key]
+    return labels, annotations, pod_spec
+
+
+def _pause_spec(scheduler: str, image: str, requests: dict[str, str]) -> dict[str, Any]:
+    """A placeholder's pod spec: one pause container holding `requests`, never restarted."""
+    return {
+        "schedulerName": scheduler,
         "restartPolicy": "Never",
         "terminationGracePeriodSeconds": 0,
         "securityContext": {"runAsNonRoot": True, "runAsUser": 65535},
@@ -148,15 +165,10 @@ def _member(
                 "name": "pause",
                 "image": image,
                 "imagePullPolicy": "IfNotPresent",
-                "resources": {"requests": resources, "limits": dict(resources)},
+                "resources": {"requests": requests, "limits": dict(requests)},
             }
         ],
-        **placement_spec(fields),
     }
-    for key in ("priorityClassName", "priority", "imagePullSecrets"):
-        if spec.get(key) is not None:
-            pod_spec[key] = spec[key]
-    return labels, annotations, pod_spec
 
 
 def _group(originator: Mapping[str, Any], name: str) -> Mapping[str, Any]:
@@ -179,56 +191,17 @@ def _member_placeholder(
     """The placeholder cut from `member`, a pod of a PodGroup API's gang (see the module's docstring)."""
     ask = allocation.ask
     assert ask is not None
-    namespace, _, name = allocation.key.rpartition("/")
-    meta, spec = meta_of(member), map_at(member, "spec")
+    spec = map_at(member, "spec")
     member_labels, member_annotations = labels_of(member), annotations_of(member)
     labels = {key: str(member_labels[key]) for key in (*_COPIED_LABELS, *_GROUP_LABELS) if key in member_labels}
     labels[LABEL_APP_ID] = ask.application_id
     annotations = {key: str(member_annotations[key]) for key in _GROUP_ANNOTATIONS if key in member_annotations}
     annotations[ANNOTATION_PLACEHOLDER] = "true"
-    requests = _requests(allocation.resource)
-    pod_spec: dict[str, Any] = {
-        "schedulerName": scheduler,
-        "nodeName": allocation.node_id,
-        "restartPolicy": "Never",
-        "terminationGracePeriodSeconds": 0,
-        "securityContext": {"runAsNonRoot": True, "runAsUser": 65535},
-        "containers": [
-            {
-                "name": "pause",
-                "image": image,
-                "imagePullPolicy": "IfNotPresent",
-                "resources": {"requests": requests, "limits": dict(requests)},
-            }
-        ],
-    }
+    pod_spec = {**_pause_spec(scheduler, image, _requests(allocation.resource)), "nodeName": allocation.node_id}
     for key in (*_MEMBER_PLACEMENT, *_GROUP_SPEC, "priorityClassName", "priority", "imagePullSecrets"):
         if spec.get(key) is not None:
             pod_spec[key] = spec[key]
-    owners = [
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "name": str(meta.get("name", "")),
-            "uid": str(meta.get("uid", "")),
-            "controller": False,
-            "blockOwnerDeletion": False,
-        }
-    ]
-    if is_placeholder(member):  # after a restart a recovered placeholder is the template: same owner
-        owners = [dict(owner) for owner in meta.get("ownerReferences") or []]
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": namespace or str(meta.get("namespace", "default")),
-            "labels": labels,
-            "annotations": annotations,
-            "ownerReferences": owners,
-        },
-        "spec": pod_spec,
-    }
+    return _placeholder_pod(allocation.key, member, labels, annotations, pod_spec)
 
 
 def _requests(resource: Resource) -> dict[str, str]:
