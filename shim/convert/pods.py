@@ -8,6 +8,7 @@ gang, claims); this one puts them together and keeps the problems a pending pod 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -25,7 +26,7 @@ from shim.convert.pod_size import PODS, pod_resource
 from shim.convert.pod_view import PodLike, as_view
 from shim.convert.priority import allows_preemption, pod_priority
 from shim.convert.quotas import LABEL_PREEMPTIBLE, LABEL_QUOTA_NAME
-from shim.convert.rules import pod_rules_or_problem
+from shim.convert.rules import as_strings, pod_rules_or_problem
 from shim.convert.storage import pod_claims
 from shim.interning import Interner
 
@@ -157,6 +158,29 @@ def ask_for_copy(like: Ask, pod: PodLike) -> Ask | None:
     except ConversionError:
         return None
     return like.copy_as(pod_key(pod), pod.name, created)
+
+
+def ask_for_sibling(like: Ask, pod: PodLike) -> Ask | None:
+    """The ask of `pod`, made from the same template as the pod `like` was made from but for
+    another application: it differs in its name, uid, creation time and application label (a
+    trace's rows of one shape in the simulator). None when more of the ask depends on those
+    (as `ask_for_copy`), when its rules between pods are more than its labels, or when its
+    other labels differ: convert it then."""
+    rules = like.pod
+    if like.notices or rules.has_filters() or rules.has_scores():
+        return None
+    copy = ask_for_copy(like, pod)
+    if copy is None:
+        return None
+    view = as_view(pod)
+    labels = as_strings(view.labels)
+    if _other_labels(labels) != _other_labels(rules.labels):
+        return None
+    return copy._replace(application_id=application_id(view), pod=replace(rules, labels=labels))
+
+
+def _other_labels(labels: Mapping[str, str]) -> dict[str, str]:
+    return {key: value for key, value in labels.items() if key != LABEL_APP_ID}
 
 
 def pod_is_finished(pod: PodLike) -> bool:

@@ -50,7 +50,7 @@ from shim.convert.nodes import node_to_info
 from shim.convert.objects import ConversionError, labels_of, map_at
 from shim.convert.pod_size import pod_resource
 from shim.convert.pod_view import read_pod
-from shim.convert.pods import ask_for_copy, pod_to_allocation, pod_to_ask
+from shim.convert.pods import ask_for_copy, ask_for_sibling, pod_to_allocation, pod_to_ask
 from shim.convert.priority import with_priority_class
 from shim.convert.quotas import LABEL_IS_PARENT, quota_to_spec
 from shim.convert.rules import string_labels
@@ -142,9 +142,13 @@ def pod_deadline(manifest: Mapping[str, Any]) -> float | None:
 
 @dataclass
 class AskMemo:
-    """The ask of the first copy of a workload entry created in one moment."""
+    """The ask of the first copy of a workload entry created in one moment, or (`siblings`) of
+    the first pod of a shape that trace rows share: the same pod but for its name and
+    application, kept across moments while its namespace object stays the one it was read with."""
 
     ask: Ask | None = None
+    siblings: bool = False
+    namespace: Mapping[str, Any] | None = None
 
 
 class SimCluster:
@@ -410,12 +414,13 @@ class SimCluster:
         ns = self.namespace(namespace)
         ask = None
         if herder:
-            if replicas is not None and replicas.ask is not None:
-                ask = ask_for_copy(replicas.ask, manifest)
+            like = replicas.ask if replicas is not None and replicas.namespace is ns else None
+            if like is not None and replicas is not None:
+                ask = ask_for_sibling(like, manifest) if replicas.siblings else ask_for_copy(like, manifest)
             if ask is None:
                 ask = pod_to_ask(manifest, ns, self._scheduler_name, groups=self.groups.get)
-            if replicas is not None and replicas.ask is None:
-                replicas.ask = ask
+            if replicas is not None and like is None:
+                replicas.ask, replicas.namespace = ask, ns
         if ask is not None:
             pod.user, pod.application = ask.user.user, ask.application_id
             self._app_pods[ask.application_id] = self._app_pods.get(ask.application_id, 0) + 1

@@ -90,6 +90,7 @@ class Simulation:
         self._last_tick: float | None = None
         self._changes_at_tick = -1
         self._uids: dict[str, int] = {}
+        self._shapes: dict[tuple[object, ...], AskMemo] = {}  # a trace's row shapes: the first pod's ask
         # idle room on reserved nodes, integrated over time (resource -> amount x seconds)
         self.reserved_idle: dict[str, float] = {}
         self._idle_now: tuple[float, dict[str, int]] = (0.0, {})
@@ -279,7 +280,8 @@ class Simulation:
         template = workload.pod
         namespace = pod_namespace(template)
         given = template["metadata"].get("uid")
-        replicas = AskMemo()
+        shape = workload.shape
+        replicas = AskMemo() if shape is None else self._shapes.setdefault(shape, AskMemo(siblings=True))
         for i, name in enumerate(pod_names(workload)):
             uid = self._uid(namespace, name, given, i if workload.count > 1 else None)
             created = t if workload.created is None else workload.created

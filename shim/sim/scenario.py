@@ -24,7 +24,7 @@ from core.config.safe_yaml import load_yaml
 from shim.command import read_user_text
 from shim.sim.node_groups import NodeGroup, parse_node_groups
 from shim.sim.object_shapes import pod_volume_problems, shape_problems
-from shim.sim.trace import TraceError, load_trace, trace_pod
+from shim.sim.trace import TraceError, load_trace, trace_pod, trace_shape
 
 TOP_KEYS = (
     "name",
@@ -111,6 +111,7 @@ class WorkloadEntry:
     started: float | None = None
     origin: str = ""  # where a trace's row came from (`week.csv:12`); scenario entries: workload[index]
     every: float | None = None  # copies arrive one by one, this many seconds apart
+    shape: tuple[object, ...] | None = None  # trace rows with one shape make the same pod but for name and application
 
     @property
     def where(self) -> str:
@@ -610,6 +611,7 @@ def _trace_workload(reader: _Reader, raw: object, base: Path | None, first: int)
             count=row.count,
             duration=row.duration,
             origin=f"{path.name}:{row.line}",
+            shape=trace_shape(row),
         )
         for i, row in enumerate(rows)
     ]

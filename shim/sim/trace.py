@@ -256,6 +256,15 @@ def _check_gangs(rows: list[TraceRow], source: str) -> None:
         raise TraceError(problems[:MAX_PROBLEMS])
 
 
+def trace_shape(row: TraceRow) -> tuple[object, ...] | None:
+    """What the pods of rows of one shape share: everything of `trace_pod` but the name and the
+    application (None for a gang's row: its gang is its own)."""
+    if row.gang is not None:
+        return None
+    requests = tuple(sorted(row.requests.items()))
+    return (row.namespace, row.queue, row.user, row.groups, row.scheduler, row.priority, requests)
+
+
 def trace_pod(row: TraceRow) -> dict[str, Any]:
     """The Pod manifest a row's pods share (the simulator names each copy)."""
     labels = {LABEL_APP_ID: row.application}

@@ -160,3 +160,92 @@ def test_pod_history_becomes_a_trace_that_replays_the_same_pods(
     report = _run(tmp_path / "cluster.yaml")
     assert report["pods"]["batch/train"]["finished"] == 90
     assert report["pods"]["batch/serve"]["created"] == 60
+
+
+def _trace_manifest(row_text: str, name: str) -> dict[str, Any]:
+    from shim.sim.manifests import pod_manifest
+    from shim.sim.trace import trace_pod
+
+    [row] = read_trace(HEADER + row_text, "week.csv")
+    return pod_manifest(trace_pod(row), name, 30.0, f"uid-{name}")
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        ("0,60,batch,,ann,ml;ops,2,1Gi,,1,etl-1,,,,a\n", "5,60,batch,,ann,ml;ops,2,1Gi,,1,etl-2,,,,b\n"),
+        ("0,,web,root.web,bob,,500m,,1,1,svc-1,,100,,a\n", "9,,web,root.web,bob,,500m,,1,1,svc-9,,100,,b\n"),
+        ("0,,default,,,,1,,,1,x-1,,,,a\n", "1,,default,,,,1,,,1,x-2,,,,b\n"),
+    ],
+)
+def test_a_rows_shape_gives_its_later_pods_the_ask_a_full_read_gives(rows: tuple[str, str]) -> None:
+    from shim.convert.pods import ask_for_sibling, pod_to_ask
+    from shim.sim.manifests import namespace_manifest
+
+    first, later = _trace_manifest(rows[0], "a"), _trace_manifest(rows[1], "b")
+    namespace = namespace_manifest(first["metadata"]["namespace"])
+    sibling = ask_for_sibling(pod_to_ask(first, namespace), later)
+    assert sibling is not None
+    assert sibling == pod_to_ask(later, namespace)
+    assert sibling.application_id != pod_to_ask(first, namespace).application_id
+
+
+def test_a_pod_whose_other_labels_differ_is_read_whole() -> None:
+    from shim.convert.pods import ask_for_sibling, pod_to_ask
+
+    first = _trace_manifest("0,,batch,,,,1,,,1,etl-1,,,,a\n", "a")
+    later = _trace_manifest("0,,batch,,,,1,,,1,etl-2,,,,b\n", "b")
+    later["metadata"] = {**later["metadata"], "labels": {**later["metadata"]["labels"], "tier": "gold"}}
+    assert ask_for_sibling(pod_to_ask(first, None), later) is None
+
+
+def test_rows_of_one_shape_follow_their_namespace_when_it_changes(tmp_path: Path) -> None:
+    """Rows of one shape share the first pod's ask only while their namespace stays as read: the
+    namespace's parent queue annotation changes at t=50, and later rows go under the new parent."""
+    config = {
+        "partitions": [
+            {
+                "name": "default",
+                "placementrules": [
+                    {
+                        "name": "tag",
+                        "value": "namespace",
+                        "create": True,
+                        "parent": {"name": "tag", "value": "namespace.parentqueue"},
+                    }
+                ],
+                "queues": [
+                    {
+                        "name": "root",
+                        "submitacl": "*",
+                        "queues": [{"name": "research", "parent": True}, {"name": "production", "parent": True}],
+                    }
+                ],
+            }
+        ]
+    }
+    annotation = "yunikorn.apache.org/parentqueue"
+    trace = "arrival,duration,namespace,cpu,application\n" + "".join(
+        f"{t},10,team,1,job-{t}\n" for t in (0, 20, 40, 60, 80)
+    )
+    scenario = _scenario(
+        tmp_path,
+        trace,
+        config=config,
+        namespaces=[{"metadata": {"name": "team", "annotations": {annotation: "root.research"}}}],
+        events=[
+            {
+                "at": 50,
+                "action": "apply",
+                "object": {"metadata": {"name": "team", "annotations": {annotation: "root.production"}}},
+            }
+        ],
+    )
+    apps = {app["applicationID"]: app["queueName"] for app in _run(scenario)["state"]["applications"]}
+    assert apps == {
+        "job-0": "root.research.team",
+        "job-20": "root.research.team",
+        "job-40": "root.research.team",
+        "job-60": "root.production.team",
+        "job-80": "root.production.team",
+    }
