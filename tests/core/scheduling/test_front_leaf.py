@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from core import cycle
 from core.state import CoreState
+from tests.core.scheduling.plan_steps import Cycles, Step, play
 from tests.core.scheduling.world import World
 
 LEAVES = ["root.p0.a", "root.p0.b", "root.p1.c", "root.p1.d", "root.p1.e", "root.f"]
@@ -54,30 +55,22 @@ steps = st.lists(
 )
 
 
-def _run(plan: list[tuple[str, int, int, int, int]]) -> tuple[list[list[tuple[str, str]]], dict[str, str | None]]:
+def _run(plan: list[Step]) -> tuple[Cycles, dict[str, str | None]]:
     """Every cycle's bindings in the order they were made, and each pod's reason to wait."""
     world = World(CONFIG)
     world.node("n0", cpu=4)
-    cycles: list[list[tuple[str, str]]] = []
-    bound: list[str] = []
     names: list[str] = []
-    for index, (kind, first, second, priority, size) in enumerate(plan):
-        if kind == "pod":
-            leaf = LEAVES[first]
-            world.pod(f"p{index}", queue=leaf, app=f"{leaf}-{second}", priority=priority, cpu=size, created=index)
-            names.append(f"p{index}")
-        elif kind == "node":
-            world.node(f"n{index}", cpu=size)
-        elif kind == "finish" and bound:
-            world.finish(bound.pop(first % len(bound)))
-        else:
-            before = len(world.out.binds)
-            world.schedule(advance=1.0)
-            made = [(a.key, a.node_id) for a in world.out.binds[before:]]
-            bound.extend(key for key, _ in made)
-            cycles.append(made)
-    world.schedule(advance=1.0)
-    cycles.append([(a.key, a.node_id) for a in world.out.binds[sum(map(len, cycles)) :]])
+
+    def arrive(index: int, step: Step) -> bool:
+        kind, first, second, priority, size = step
+        if kind != "pod":
+            return False
+        leaf = LEAVES[first]
+        world.pod(f"p{index}", queue=leaf, app=f"{leaf}-{second}", priority=priority, cpu=size, created=index)
+        names.append(f"p{index}")
+        return True
+
+    cycles = play(world, plan, arrive)
     return cycles, {name: world.sched.pending_reason(name) for name in names}
 
 

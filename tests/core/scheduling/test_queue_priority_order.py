@@ -20,6 +20,7 @@ from core.objects.queue import Queue
 from core.objects.queue_priority import children_by_priority
 from core.policies import order_queues
 from core.state import CoreState
+from tests.core.scheduling.plan_steps import Cycles, Step, play
 from tests.core.scheduling.test_gangs import gang_pods, spec
 from tests.core.scheduling.world import World
 
@@ -112,13 +113,13 @@ def _walking(walk: Callable[[CoreState, Queue, float], Allocation | None]) -> It
         yield
 
 
-def _run(config: str, plan: list[tuple[str, int, int, int, int]]) -> list[list[tuple[str, str]]]:
+def _run(config: str, plan: list[Step]) -> Cycles:
     """Every cycle's bindings, in the order they were made."""
     world = World(config)
     world.node("n0", cpu=4)
-    cycles: list[list[tuple[str, str]]] = []
-    bound: list[str] = []
-    for index, (kind, first, second, priority, size) in enumerate(plan):
+
+    def arrive(index: int, step: Step) -> bool:
+        kind, first, second, priority, size = step
         if kind == "pod":
             leaf = LEAVES[first]
             world.pod(f"p{index}", queue=leaf, app=f"{leaf}-{second}", priority=priority, cpu=size, created=index)
@@ -134,19 +135,11 @@ def _run(config: str, plan: list[tuple[str, int, int, int, int]]) -> list[list[t
                 priority=priority,
                 created=index,
             )
-        elif kind == "node":
-            world.node(f"n{index}", cpu=size)
-        elif kind == "finish" and bound:
-            world.finish(bound.pop(first % len(bound)))
         else:
-            before = len(world.out.binds)
-            world.schedule(advance=1.0)
-            made = [(a.key, a.node_id) for a in world.out.binds[before:]]
-            bound.extend(key for key, _ in made)
-            cycles.append(made)
-    world.schedule(advance=1.0)
-    cycles.append([(a.key, a.node_id) for a in world.out.binds[sum(map(len, cycles)) :]])
-    return cycles
+            return False
+        return True
+
+    return play(world, plan, arrive)
 
 
 @settings(max_examples=1000, deadline=None)
