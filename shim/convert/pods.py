@@ -169,12 +169,12 @@ def ask_for_sibling(like: Ask, pod: PodLike) -> Ask | None:
     rules = like.pod
     if like.notices or rules.has_filters() or rules.has_scores():
         return None
-    copy = ask_for_copy(like, pod)
-    if copy is None:
-        return None
     view = as_view(pod)
     labels = as_strings(view.labels)
     if _other_labels(labels) != _other_labels(rules.labels):
+        return None
+    copy = ask_for_copy(like, view)
+    if copy is None:
         return None
     return copy._replace(application_id=application_id(view), pod=replace(rules, labels=labels))
 
