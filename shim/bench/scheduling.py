@@ -345,7 +345,10 @@ def run_scheduling(
         queue_config(nodes, users, groups, preemption) if limits else queue_config(nodes, preemption=preemption)
     )
     callbacks = CountingCallbacks()
-    scheduler = Scheduler(callbacks, config, settings)
+    # Every decision happens at t=1.0; the clocks say so too, so that pods placed together carry
+    # one start time and the victim order (start time, then name) is the same in every run.
+    epoch = time.time()
+    scheduler = Scheduler(callbacks, config, settings, clock=lambda: 1.0, wall_clock=lambda: epoch + 1.0)
     for node in synthetic_nodes(nodes, racks=bool(gang_topology)):
         scheduler.update_node(node_to_info(node), now=0.0)
     namespaces = synthetic_namespaces()

@@ -290,3 +290,21 @@ def test_gangs_preempt_the_queue_filling_the_cluster_and_every_pod_runs(capsys: 
     assert run["preempted"] > 0  # the guaranteed teams took their room back from root.batch
     assert run["bound"] == every_pod  # every batch pod and every gang member was bound
     assert run["gangs"] == 4 and run["cpu_seconds"] > 0
+
+
+def test_the_preemption_bench_evicts_the_same_pods_in_every_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Pods placed at one moment share a start time, so the victim order falls to their names:
+    # two runs evict the same pods from the same nodes (the bench's figures are comparable).
+    from shim.bench.callbacks import CountingCallbacks
+    from shim.bench.scheduling import run_scheduling
+
+    evicted: list[tuple[str, str]] = []
+    monkeypatch.setattr(
+        CountingCallbacks, "evict", lambda self, alloc, reason: evicted.append((alloc.key, alloc.node_id))
+    )
+    runs = []
+    for _ in range(3):
+        evicted.clear()
+        assert run_scheduling(20, 2000, preemption=True)["preempted"] > 0
+        runs.append(list(evicted))
+    assert runs[0] and runs[0] == runs[1] == runs[2]
