@@ -39,8 +39,9 @@ from shim.convert.namespaces import namespace_problems, namespace_tags
 from shim.convert.objects import ConversionError
 from shim.convert.pod_size import pod_resource
 from shim.convert.pod_view import PodView, read_pod
-from shim.convert.pods import pod_is_finished, pod_key, pod_node, pod_to_allocation, pod_to_ask
+from shim.convert.pods import bound_allocation, pod_is_finished, pod_key, pod_node, pod_to_allocation
 from shim.convert.rules import string_labels
+from shim.convert.sibling_asks import SiblingAsks
 from shim.kube.watch.cache import KubeCache
 from shim.kube.watch.groups import GroupSync
 from shim.kube.write.group_status import BOUND, FAILED, PENDING, RUNNING, SUCCEEDED
@@ -99,6 +100,7 @@ class PodSync:
         self._retiring = retiring  # gang placeholders the core let go of, their deletion under way
         self._clock = clock
         self._lock = threading.RLock()
+        self._siblings = SiblingAsks()  # pods of one template share their ask's reading
         self._known: dict[str, Known] = {}
         self._seen: dict[str, float] = {}
         self._waiting: dict[str, set[str]] = {}  # namespace -> pods waiting for it
@@ -196,7 +198,7 @@ class PodSync:
         retry = self._retry.get(key)
         if retry is not None and self._clock() < retry[0]:
             return
-        self._scheduler.add_ask(pod_to_ask(pod, namespace, self.scheduler_name, key, self._lookup))
+        self._scheduler.add_ask(self._siblings.ask(pod, namespace, self.scheduler_name, key, self._lookup))
         self._known[key] = Known(ASK)
 
     def _apply_bound(self, key: str, pod: PodView, node: str, namespace: Mapping[str, Any]) -> None:
@@ -212,7 +214,7 @@ class PodSync:
             if size != current.resource:  # resized in place
                 self._scheduler.resize_allocation(key, size)
             return
-        allocation = pod_to_allocation(pod, namespace, self.scheduler_name, key, self._lookup)
+        allocation = bound_allocation(pod, self._siblings.ask(pod, namespace, self.scheduler_name, key, self._lookup))
         if current is not None:
             log.warning("pod %s runs on %s, not on %s where Herder placed it", pod.name, node, current.node_id)
             self._scheduler.release_allocation(key)
