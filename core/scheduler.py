@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -309,6 +309,17 @@ class Scheduler:
             lifecycle.add_allocation(state, allocation, self._now(now))
             gangs.tidy(state, self._now(now))
             self._changed(state)
+
+    def add_allocations(self, allocations: Iterable[Allocation], now: float | None = None) -> None:
+        """Pods already on nodes, in order (a restart's listing): as `add_allocation` of each in
+        turn, under one hold of the lock, with one time (`now`) for them all."""
+        with self._locked() as state:
+            when = self._now(now)
+            for allocation in allocations:
+                lifecycle.add_allocation(state, allocation, when)
+                if state.gangs.touched:  # what `gangs.tidy` reads: nothing to do without it
+                    gangs.tidy(state, when)
+                self._changed(state)
 
     def resize_allocation(self, key: str, resource: Resource) -> bool:
         """A running pod's requests changed in place (its own or a foreign pod): every count follows."""

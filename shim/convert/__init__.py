@@ -15,6 +15,7 @@ Shared by the simulator and the kopf operator. One module per kind of object or 
                         coscheduling.py, volcano.py, kubernetes_pod_group.py, kubernetes_workload.py)
       storage.py        its claims; and StorageClasses, PersistentVolumes, PersistentVolumeClaims
       deadline.py       its activeDeadlineSeconds (when the kubelet ends it at the latest)
+    sibling_asks.py   pods of one template (a Job's, a ReplicaSet's) share the first one's ask
     namespaces.py     a Namespace's annotations -> application tags
     nodes.py          a Node -> NodeInfo
     quotas.py         an ElasticQuota -> ElasticQuotaSpec (Koordinator's labels and annotations)

@@ -23,7 +23,7 @@ from shim.convert.identity import LABEL_APP_ID, application_id, is_herder_pod, q
 from shim.convert.namespaces import namespace_read
 from shim.convert.objects import ConversionError
 from shim.convert.pod_size import PODS, pod_resource
-from shim.convert.pod_view import PodLike, as_view
+from shim.convert.pod_view import PodLike, PodView, as_view
 from shim.convert.priority import allows_preemption, pod_priority
 from shim.convert.quotas import LABEL_PREEMPTIBLE, LABEL_QUOTA_NAME
 from shim.convert.rules import as_strings, pod_rules_or_problem
@@ -50,6 +50,11 @@ def _timestamp(value: Any, where: str) -> float:
 def _rfc3339_seconds(text: str) -> float:
     """Pods created in the same second share the text: it is parsed once (a bad one raises each time)."""
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def pod_created(pod: PodView) -> float:
+    """`metadata.creationTimestamp` in Unix seconds (0 when unset); ConversionError when it is not a time."""
+    return _timestamp(pod.created, f"pod {pod.name} metadata.creationTimestamp")
 
 
 def pod_key(pod: PodLike) -> str:
@@ -191,6 +196,16 @@ def pod_node(pod: PodLike) -> str | None:
     return as_view(pod).node
 
 
+def bound_allocation(pod: PodView, ask: Ask) -> Allocation:
+    """Herder's pod `pod`, bound to a node, with its `ask` (read from it or from a sibling)."""
+    node = pod.node
+    if node is None:
+        raise ConversionError(f"pod {pod.name} spec.nodeName: the pod is not bound to a node")
+    started_raw = pod.started
+    started = _timestamp(started_raw, f"pod {pod.name} status.startTime") if started_raw else ask.created
+    return Allocation.for_ask(ask, node, started)
+
+
 def pod_to_allocation(
     pod: PodLike,
     namespace: Mapping[str, Any] | None,
@@ -207,9 +222,7 @@ def pod_to_allocation(
         raise ConversionError(f"pod {name} spec.nodeName: the pod is not bound to a node")
     started_raw = pod.started
     if is_herder_pod(pod, scheduler_name):
-        ask = pod_to_ask(pod, namespace, scheduler_name, key, groups)
-        started = _timestamp(started_raw, f"pod {name} status.startTime") if started_raw else ask.created
-        return Allocation.for_ask(ask, node, started)
+        return bound_allocation(pod, pod_to_ask(pod, namespace, scheduler_name, key, groups))
     static = any(owner.get("kind") == "Node" for owner in pod.owners)
     created = _timestamp(pod.created, f"pod {name} metadata.creationTimestamp")
     started = _timestamp(started_raw, f"pod {name} status.startTime") if started_raw else created

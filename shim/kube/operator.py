@@ -274,8 +274,7 @@ class HerderOperator:
         pods = 0
         for page in listing:
             pods += len(page)
-            for pod in page:
-                self.pods.apply(pod)
+            self.pods.apply_all(page)
         pod_version = listing.version
         counts = self.pods.counts()
         log.info(

@@ -6,6 +6,7 @@ namespace, bindings that failed or landed, pods that vanished without a DELETED 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -275,3 +276,81 @@ def test_a_pending_answer_is_not_final_while_a_timed_out_attempt_may_still_commi
     clock.now += 7  # past the doubt: pending is pending
     pods.binding_failed("uid-job", pod("job"), gone=False)
     assert scheduler.allocation("uid-job") is None
+
+
+def _gang_member(name: str, node: str | None) -> dict[str, Any]:
+    member = pod(name, node=node, phase="Running" if node else "Pending")
+    groups = [{"name": "worker", "minMember": 3, "minResource": {"cpu": "1"}}]
+    member["metadata"]["labels"] = {"applicationId": "gang"}
+    member["metadata"]["annotations"] = {
+        "yunikorn.apache.org/task-group-name": "worker",
+        "yunikorn.apache.org/task-groups": json.dumps(groups),
+    }
+    return member
+
+
+def _listing() -> list[dict[str, Any]]:
+    """A listing's page as a restart meets it: running pods of several applications and users,
+    a gang partly running, pending pods between them, another scheduler's pod, a finished one, a
+    pod on a node the core does not know yet, one listed twice, an unreadable one."""
+    page: list[dict[str, Any]] = []
+    for index in range(12):
+        running = pod(f"run-{index}", node=f"node-{index % 2}", phase="Running")
+        running["metadata"]["labels"] = {"applicationId": f"app-{index % 3}"}
+        user = {"user": f"user-{index % 2}", "groups": ["ml"]}
+        running["metadata"]["annotations"] = {"yunikorn.apache.org/user.info": json.dumps(user)}
+        page.append(running)
+        if index % 4 == 1:
+            page.append(pod(f"wait-{index}"))
+    page[3:3] = [_gang_member("gang-0", "node-0"), _gang_member("gang-1", "node-1"), _gang_member("gang-2", None)]
+    page.append(pod("daemon", node="node-1", phase="Running", scheduler="default-scheduler"))
+    page.append(pod("done", node="node-0", phase="Succeeded"))
+    page.append(pod("elsewhere", node="node-7", phase="Running"))
+    for node, app in (("node-1", "solo"), ("node-0", "moved")):  # listed again, moved: counted once, where it runs now
+        moved = pod("solo", node=node, phase="Running")
+        moved["metadata"]["labels"] = {"applicationId": app}
+        page.append(moved)
+    broken = pod("broken", node="node-0", phase="Running")
+    broken["spec"]["containers"] = "not a list"
+    page.append(broken)
+    return page
+
+
+def _documents(scheduler: Scheduler) -> dict[str, Any]:
+    return {
+        "state": scheduler.state_dump(),
+        "queues": scheduler.queues_document(),
+        "nodes": scheduler.nodes_document(),
+        "applications": scheduler.applications_document(),
+        "users": scheduler.users_document(),
+        "groups": scheduler.groups_document(),
+        "quotas": scheduler.quotas_document(),
+        "events": [event.to_dict() for event in scheduler.events.batch(0, 10_000)],
+    }
+
+
+def test_a_page_applied_at_once_leaves_the_core_as_its_pods_applied_one_by_one() -> None:
+    """`apply_all` (the start-up listing's pages) recovers running pods together; every count,
+    application, gang, node and event comes out as when each pod is applied in turn."""
+    worlds = []
+    for together in (False, True):
+        recorded, clock = Recorded(), Clock()
+        scheduler = Scheduler(recorded, load_config(CONFIG), clock=clock, wall_clock=lambda: 1.8e9)
+        scheduler.update_node(_node("node-0"))
+        scheduler.update_node(_node("node-1"))
+        sync = PodSync(scheduler, KubeCache(), lambda key: None, clock=clock)
+        sync.namespace_changed(ML)
+        page = _listing()
+        if together:
+            sync.apply_all(page)
+        else:
+            for listed in page:
+                sync.apply(listed)
+        scheduler.update_node(_node("node-7"))  # the pod waiting for its node lands on it
+        scheduler.schedule()
+        worlds.append((_documents(scheduler), sync.counts(), recorded.bound))
+    assert worlds[0] == worlds[1]
+    documents, counts, _ = worlds[1]
+    assert counts == {"ask": 4, "own": 17, "foreign": 1, "waiting": 0}
+    root = documents["queues"]
+    assert root["allocatedResource"]["vcore"] == 16_000  # the unreadable pod counts as one pod, no CPU

@@ -16,6 +16,9 @@ A Herder pod waits until its namespace is known (the namespace's annotations dec
 A pod naming a PodGroup (or Workload) is read with the group's definition (shim/kube/watch/groups.py,
 which also learns each group's pods and their states); while the group does not exist it waits
 with that reason, and it is read again when the group comes or changes (`group_changed`).
+`apply_all(page)` applies a listing's page: Herder's running pods new to the core go to it
+together (`Scheduler.add_allocations`, one hold of its lock), still before any other input the
+page gives, so the core ends as if each pod had been applied in turn.
 A pod whose binding failed waits a little (doubling, capped) before it is tried again, so a
 binding the API server keeps refusing never spins; it stays pending in its application
 meanwhile (`Scheduler.binding_failed`), which therefore never looks finished.
@@ -30,6 +33,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from core.objects.ask import Allocation
 from core.resources import Resource
 from core.scheduler import Scheduler
 from shim.convert.gang_sources import group_ref, no_groups
@@ -39,8 +43,9 @@ from shim.convert.namespaces import namespace_problems, namespace_tags
 from shim.convert.objects import ConversionError
 from shim.convert.pod_size import pod_resource
 from shim.convert.pod_view import PodView, read_pod
-from shim.convert.pods import pod_is_finished, pod_key, pod_node, pod_to_allocation, pod_to_ask
+from shim.convert.pods import bound_allocation, pod_is_finished, pod_key, pod_node, pod_to_allocation
 from shim.convert.rules import string_labels
+from shim.convert.sibling_asks import SiblingAsks
 from shim.kube.watch.cache import KubeCache
 from shim.kube.watch.groups import GroupSync
 from shim.kube.write.group_status import BOUND, FAILED, PENDING, RUNNING, SUCCEEDED
@@ -99,6 +104,8 @@ class PodSync:
         self._retiring = retiring  # gang placeholders the core let go of, their deletion under way
         self._clock = clock
         self._lock = threading.RLock()
+        self._siblings = SiblingAsks()  # pods of one template share their ask's reading
+        self._recovered: dict[str, Allocation] | None = None  # a page's running pods on their way (`apply_all`)
         self._known: dict[str, Known] = {}
         self._seen: dict[str, float] = {}
         self._waiting: dict[str, set[str]] = {}  # namespace -> pods waiting for it
@@ -123,7 +130,38 @@ class PodSync:
             out["waiting"] = sum(len(keys) for keys in self._waiting.values())
             return out
 
+    def _core(self) -> Scheduler:
+        """The core, once the page's recovered pods are in it (`apply_all`): every input reaches
+        it in the order the pods came."""
+        recovered = self._recovered
+        if recovered:
+            self._recovered = {}
+            self._scheduler.add_allocations(recovered.values())
+        return self._scheduler
+
+    def _allocation(self, key: str) -> Allocation | None:
+        """What the core holds for `key`; other pods waiting in the page's batch do not change it."""
+        if self._recovered and key in self._recovered:
+            return self._core().allocation(key)
+        return self._scheduler.allocation(key)
+
     # -- events ------------------------------------------------------------------------------
+    def apply_all(self, pods: Iterable[Mapping[str, Any]]) -> None:
+        """`apply` of each pod in turn (a listing's page). Herder's running pods new to the core
+        reach it together (`Scheduler.add_allocations`), in their order, before any other input."""
+        with self._lock:
+            if self._recovered is not None:  # a page's pod led here (a namespace, a group): one batch
+                for pod in pods:
+                    self.apply(pod)
+                return
+            self._recovered = {}
+            try:
+                for pod in pods:
+                    self.apply(pod)
+            finally:
+                self._core()
+                self._recovered = None
+
     def apply(self, pod: Mapping[str, Any]) -> None:
         """The pod as the API server shows it now (listing, ADDED or MODIFIED)."""
         view = read_pod(pod)  # read once; every step below takes the view
@@ -180,48 +218,51 @@ class PodSync:
         if known is not None and (known.kind, known.node) == (FOREIGN, node):
             size = pod_resource(pod)
             if size != known.size:  # resized in place
-                self._scheduler.resize_allocation(key, size)
+                self._core().resize_allocation(key, size)
                 self._known[key] = Known(FOREIGN, node, size)
             return
         allocation = pod_to_allocation(
             pod, self._cache.namespace(pod.namespace or "default"), self.scheduler_name, key, self._lookup
         )
         self._release(key)
-        self._scheduler.add_allocation(allocation)
+        self._core().add_allocation(allocation)
         self._known[key] = Known(FOREIGN, node, allocation.resource)
 
     def _apply_pending(self, key: str, pod: PodView, namespace: Mapping[str, Any]) -> None:
-        if self._scheduler.allocation(key) is not None:
+        if self._allocation(key) is not None:
             return  # placed by this core; the binding is on its way
         retry = self._retry.get(key)
         if retry is not None and self._clock() < retry[0]:
             return
-        self._scheduler.add_ask(pod_to_ask(pod, namespace, self.scheduler_name, key, self._lookup))
+        self._core().add_ask(self._siblings.ask(pod, namespace, self.scheduler_name, key, self._lookup))
         self._known[key] = Known(ASK)
 
     def _apply_bound(self, key: str, pod: PodView, node: str, namespace: Mapping[str, Any]) -> None:
         self._retry.pop(key, None)
         self._unresolved.pop(key, None)  # the server says where it runs
         self._in_doubt_until.pop(key, None)
-        current = self._scheduler.allocation(key)
+        current = self._allocation(key)
         if current is None and self._retiring(key):
             return  # a placeholder the core released: its DELETED event is on its way
         if current is not None and current.node_id == node:
             self._known[key] = Known(OWN, node)
             size = pod_resource(pod)
             if size != current.resource:  # resized in place
-                self._scheduler.resize_allocation(key, size)
+                self._core().resize_allocation(key, size)
             return
-        allocation = pod_to_allocation(pod, namespace, self.scheduler_name, key, self._lookup)
+        allocation = bound_allocation(pod, self._siblings.ask(pod, namespace, self.scheduler_name, key, self._lookup))
         if current is not None:
             log.warning("pod %s runs on %s, not on %s where Herder placed it", pod.name, node, current.node_id)
-            self._scheduler.release_allocation(key)
-        self._scheduler.add_allocation(allocation)
+            self._core().release_allocation(key)
+        if self._recovered is not None:
+            self._recovered[key] = allocation  # with the page's others, before anything else reaches the core
+        else:
+            self._scheduler.add_allocation(allocation)
         self._known[key] = Known(OWN, node)
 
     def _release(self, key: str) -> None:
         if self._known.pop(key, None) is not None:
-            self._scheduler.release_allocation(key)
+            self._core().release_allocation(key)
 
     def _track_member(self, key: str, pod: PodView) -> None:
         """Tell the groups which of Herder's pods name a group, and in which state each is."""
@@ -266,7 +307,7 @@ class PodSync:
         with self._lock:
             before = self._cache.namespace(name)
             self._cache.put_namespace(namespace)
-            self._scheduler.set_namespace_labels(name, string_labels(namespace))
+            self._core().set_namespace_labels(name, string_labels(namespace))
             changed = before is None or (namespace_tags(before), namespace_problems(before)) != (
                 namespace_tags(namespace),
                 namespace_problems(namespace),
@@ -311,7 +352,7 @@ class PodSync:
                 self._cache.drop_pod(self._cache.pod(key) or {"metadata": {"uid": key}})
                 self._release(key)
                 return
-            current = self._scheduler.allocation(key)
+            current = self._core().allocation(key)
             in_doubt = self._in_doubt_until.get(key, 0.0) > self._clock()
             if current is not None and (fresh is None or (in_doubt and pod_node(fresh) is None)):
                 cached = self._cache.pod(key)
@@ -336,12 +377,12 @@ class PodSync:
                 self._retry[key] = (self._clock() + delay, min(delay * 2, LAST_RETRY))
                 log.info("pod %s will be placed again in %.1fs", _name_of(pod), delay)
                 if current is not None:  # pending again in its application, held for the delay
-                    self._scheduler.binding_failed(key, delay)
+                    self._core().binding_failed(key, delay)
                     self._known[key] = Known(ASK)
                 self.apply(pod)  # the fresh copy (finished or deleted meanwhile: released)
                 return
             if current is not None:
-                self._scheduler.release_allocation(key)
+                self._core().release_allocation(key)
                 self._known.pop(key, None)
             if pod is not None:
                 self.apply(pod)
@@ -350,7 +391,7 @@ class PodSync:
         """Pods whose binding's outcome is unknown and are due to be read again."""
         now = self._clock()
         with self._lock:
-            for key in [k for k in self._unresolved if self._scheduler.allocation(k) is None]:
+            for key in [k for k in self._unresolved if self._core().allocation(k) is None]:
                 del self._unresolved[key]  # resolved meanwhile (deleted, released)
             return [key for key, (when, _) in self._unresolved.items() if when <= now]
 
