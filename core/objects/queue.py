@@ -51,6 +51,7 @@ class Queue:
         "_child_order_version",
         "_guaranteed",
         "_max",
+        "_max_items",
         "_moved_children",
         "_order_key",
         "_properties",
@@ -92,6 +93,7 @@ class Queue:
         self.draining = False
         self.children: dict[str, Queue] = {}
         self._max: Resource | None = None
+        self._max_items: tuple[tuple[str, int], ...] = ()  # the max's entries, read on every decision
         self._guaranteed: Resource | None = None
         self.max_applications = 0
         self._properties: dict[str, str] = {}
@@ -159,6 +161,7 @@ class Queue:
     @max.setter
     def max(self, value: Resource | None) -> None:
         self._max = value
+        self._max_items = tuple(value.items()) if value is not None else ()
         self.share_moved()
 
     @property
@@ -425,13 +428,14 @@ class Queue:
     def over_max(self, request: Resource) -> tuple[Queue, str] | None:
         """The first queue, from this one up to root, whose max `request` would pass, and the
         resource it would pass; None when every max along the path holds it."""
+        amounts = request.amounts
         queue: Queue | None = self
         while queue is not None:  # ancestry() without the generator: this runs for every decision
-            limit = queue._max
-            if limit is not None:
+            limits = queue._max_items
+            if limits:
                 allocated = queue.allocated
-                for key, cap in limit.items():
-                    amount = request.get(key, 0)
+                for key, cap in limits:
+                    amount = amounts.get(key, 0)
                     if amount > 0 and allocated.get(key, 0) + amount > cap:
                         return queue, key
             queue = queue.parent
