@@ -14,7 +14,7 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from collections.abc import Callable, Iterator, Mapping
 from operator import itemgetter
-from typing import Any
+from typing import Any, ClassVar
 
 from core.config.schema import APPLICATION_SORT_POLICY, APPLICATION_SORT_PRIORITY, ChildTemplate, Limit
 from core.kept import KeptTable
@@ -135,7 +135,7 @@ class Queue:
 
     # Bumped whenever a queue comes or goes anywhere, or a guarantee changes: what was derived
     # from the tree's shape and guarantees (preemption's kept searches) holds until then.
-    structure_generation = 0
+    structure_generation: ClassVar[int] = 0
 
     def add_child(self, queue: Queue) -> None:
         self.children[queue.name.lower()] = queue
@@ -341,7 +341,7 @@ class Queue:
     # -- properties ----------------------------------------------------------------------
     # Bumped whenever any queue's properties are replaced: a child inherits its parents', so
     # what a queue derived from them holds until the next change anywhere.
-    properties_generation = 0
+    properties_generation: ClassVar[int] = 0
 
     @property
     def properties(self) -> dict[str, str]:
