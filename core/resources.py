@@ -138,6 +138,12 @@ class Resource(Mapping[str, int]):
     def __getitem__(self, key: str) -> int:
         return self._values[key]
 
+    @property
+    def amounts(self) -> Mapping[str, int]:
+        """The values as a mapping (the map itself, read-only: nobody may change it), for the
+        loops that run on every decision and read one resource at a time."""
+        return self._values
+
     def get_value(self, key: str) -> int:
         """The value of a resource, zero when it is not named."""
         return self._values.get(key, 0)

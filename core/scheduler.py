@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 from core import dao, lifecycle, pending
@@ -669,4 +670,4 @@ class Scheduler:
 
 
 def _binder(callbacks: Callbacks, allocation: Allocation) -> Callable[[], None]:
-    return lambda: callbacks.bind(allocation)
+    return partial(callbacks.bind, allocation)  # called at once, without a frame of its own

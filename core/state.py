@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 
 from core.callbacks import Callbacks
 from core.config.schema import SchedulerConfig
@@ -183,9 +184,7 @@ class CoreState:
                 leaf.candidates_changed()
 
     def emit(self, event: SchedulingEvent) -> None:
-        stored = self.events.add(event)
-        callbacks = self.callbacks
-        self.outbox.append(lambda: callbacks.report(stored))
+        self.outbox.append(partial(self.callbacks.report, self.events.add(event)))
 
     # YuniKorn's fine-grained records (allocations on nodes, application states) go to the ring
     # only (`events.add_record`: the REST batch and stream), never to the shim: they would only

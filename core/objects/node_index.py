@@ -152,17 +152,22 @@ class NodeIndex:
         kept = node.kept
         avail = self._avail
         columns = self._columns
+        others = occ or kept  # most nodes run only Herder's pods and keep nothing
         for key in columns if keys is None else keys:
             row = columns.get(key)
             if row is not None:
-                avail[row, pos] = cap.get(key, 0) - alloc.get(key, 0) - occ.get(key, 0) - kept.get(key, 0)
+                if others:
+                    avail[row, pos] = cap.get(key, 0) - alloc.get(key, 0) - occ.get(key, 0) - kept.get(key, 0)
+                else:
+                    avail[row, pos] = cap.get(key, 0) - alloc.get(key, 0)
         # _node_rank(node), inline: this runs for every placement
         total = weight_sum = 0.0
         for key, weight in self._weights.items():
             capacity = cap.get(key, 0)
             if capacity <= 0 or weight <= 0:
                 continue
-            total += weight * ((alloc.get(key, 0) + occ.get(key, 0) + kept.get(key, 0)) / capacity)
+            used = alloc.get(key, 0) + occ.get(key, 0) + kept.get(key, 0) if others else alloc.get(key, 0)
+            total += weight * (used / capacity)
             weight_sum += weight
         score = total / weight_sum if weight_sum else 0.0
         self._rank[pos] = -score if self._policy == FAIR else score

@@ -14,7 +14,7 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from collections.abc import Callable, Iterator, Mapping
 from operator import itemgetter
-from typing import Any
+from typing import Any, ClassVar
 
 from core.config.schema import APPLICATION_SORT_POLICY, APPLICATION_SORT_PRIORITY, ChildTemplate, Limit
 from core.kept import KeptTable
@@ -51,6 +51,7 @@ class Queue:
         "_child_order_version",
         "_guaranteed",
         "_max",
+        "_max_items",
         "_moved_children",
         "_order_key",
         "_properties",
@@ -92,6 +93,7 @@ class Queue:
         self.draining = False
         self.children: dict[str, Queue] = {}
         self._max: Resource | None = None
+        self._max_items: tuple[tuple[str, int], ...] = ()  # the max's entries, read on every decision
         self._guaranteed: Resource | None = None
         self.max_applications = 0
         self._properties: dict[str, str] = {}
@@ -133,7 +135,7 @@ class Queue:
 
     # Bumped whenever a queue comes or goes anywhere, or a guarantee changes: what was derived
     # from the tree's shape and guarantees (preemption's kept searches) holds until then.
-    structure_generation = 0
+    structure_generation: ClassVar[int] = 0
 
     def add_child(self, queue: Queue) -> None:
         self.children[queue.name.lower()] = queue
@@ -159,6 +161,7 @@ class Queue:
     @max.setter
     def max(self, value: Resource | None) -> None:
         self._max = value
+        self._max_items = tuple(value.items()) if value is not None else ()
         self.share_moved()
 
     @property
@@ -338,7 +341,7 @@ class Queue:
     # -- properties ----------------------------------------------------------------------
     # Bumped whenever any queue's properties are replaced: a child inherits its parents', so
     # what a queue derived from them holds until the next change anywhere.
-    properties_generation = 0
+    properties_generation: ClassVar[int] = 0
 
     @property
     def properties(self) -> dict[str, str]:
@@ -425,13 +428,14 @@ class Queue:
     def over_max(self, request: Resource) -> tuple[Queue, str] | None:
         """The first queue, from this one up to root, whose max `request` would pass, and the
         resource it would pass; None when every max along the path holds it."""
+        amounts = request.amounts
         queue: Queue | None = self
         while queue is not None:  # ancestry() without the generator: this runs for every decision
-            limit = queue._max
-            if limit is not None:
+            limits = queue._max_items
+            if limits:
                 allocated = queue.allocated
-                for key, cap in limit.items():
-                    amount = request.get(key, 0)
+                for key, cap in limits:
+                    amount = amounts.get(key, 0)
                     if amount > 0 and allocated.get(key, 0) + amount > cap:
                         return queue, key
             queue = queue.parent
