@@ -164,6 +164,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --emulator: time herder run to ready on --nodes nodes and --pods bound pods",
     )
     bench.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="with --emulator: the ceiling and Herder's burst N times in alternation (at most 20); medians",
+    )
+    bench.add_argument(
         "--soak",
         type=int,
         default=0,

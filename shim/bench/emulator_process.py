@@ -99,6 +99,8 @@ def _child(conn: Connection, nodes: int) -> None:
                 make = functools.partial(_populate, server.emulator, emulator, nodes_count, pods_count)
                 server.call(make, timeout=600)
                 conn.send(None)
+            elif command == "cpu":
+                conn.send(time.process_time())
             elif command == "reset":
                 created_at.clear()
                 bound_at.clear()
@@ -209,6 +211,10 @@ class EmulatorProcess:
         """Every write the emulator received, counted by method and path shape."""
         return dict(self._ask("writes"))
 
+    def cpu_seconds(self) -> float:
+        """CPU seconds the emulator's process has used so far (all its threads)."""
+        return float(self._ask("cpu"))
+
     def reset(self) -> None:
         self._ask("reset")
 
@@ -268,7 +274,8 @@ async def _bind_all(url: str, pods: int, nodes: int, created: asyncio.Event) -> 
 
 
 def measure_ceiling(server: EmulatorProcess, pods: int, nodes: int) -> dict[str, float]:
-    """Pods created and bound per second through the emulator alone (no Herder), and their latency."""
+    """Pods created and bound per second through the emulator alone (no Herder), their latency, and
+    the CPU per pod of the emulator and of the client (this process) during the burst."""
     import threading
 
     server.reset()
@@ -288,8 +295,10 @@ def measure_ceiling(server: EmulatorProcess, pods: int, nodes: int) -> dict[str,
     thread = threading.Thread(target=run, name="bench-ceiling", daemon=True)
     thread.start()
     ready.wait(60)
+    emulator_before, client_before = server.cpu_seconds(), time.process_time()
     server.create_pods(pods, prefix="ceiling")
     thread.join(600)
+    emulator_cpu, client_cpu = server.cpu_seconds() - emulator_before, time.process_time() - client_before
     first, last = server.span()
     latencies = server.latencies()
     seconds = last - first
@@ -297,4 +306,6 @@ def measure_ceiling(server: EmulatorProcess, pods: int, nodes: int) -> dict[str,
         "pods_per_second": round(pods / seconds, 1) if seconds > 0 else float("inf"),
         "latency_p50_ms": round(quantile(latencies, 0.5) * 1000, 1),
         "latency_p99_ms": round(quantile(latencies, 0.99) * 1000, 1),
+        "emulator_cpu_ms_per_pod": round(emulator_cpu / pods * 1000, 3),
+        "client_cpu_ms_per_pod": round(client_cpu / pods * 1000, 3),
     }

@@ -20,6 +20,10 @@ module adds them the way the real API server behaves:
 - deleting a namespace deletes what lives in it (pods first, as the garbage collector would);
 - pods and ElasticQuotas go through Herder's admission webhooks when they are registered
   (tests/kube/emulator_admission.py), as the API server calls them;
+- an object named in the URL (read, create, update, delete) is found by its key, as the API
+  server's storage finds it; kmock compared every stored object with the request, so with
+  10,000 pods stored each Event, Lease renewal or ConfigMap read cost the emulator as much as
+  a dozen bindings;
 - a listing carries the current resourceVersion and is paged with `limit`/`continue` (every page cut
   from the first page's snapshot); tests can end every open watch of a kind
   (`end_watches`, as an API server restart or a load balancer does) and make versions
@@ -246,6 +250,13 @@ class HerderEmulator(kmock.KubernetesEmulator):
             for resource, info in AUTOSCALING.items():
                 self.resources[resource] = info
 
+    def _KubernetesEmulator__get_obj(self, request: rendering.Request, strict: bool) -> Any:
+        """The stored object a request names, by its key (kmock's own, name-mangled, compares every
+        stored object with the request). kmock's writes find the object by the same key."""
+        if strict and request.resource is not None and request.name is not None:
+            return self._objects._objects.get((request.resource, request.namespace, request.name))
+        return super()._KubernetesEmulator__get_obj(request, strict)  # type: ignore[misc]
+
     # -- request routing --------------------------------------------------------------------
     async def _handle(self, request: rendering.Request) -> aiohttp.web.StreamResponse:
         method = str(request.method.value)
@@ -267,8 +278,10 @@ class HerderEmulator(kmock.KubernetesEmulator):
         """kmock matches a request against its reactions by looking for it, by identity, among all
         requests received so far (quadratic over a long run), so only the newest are kept, and every
         request still being served: a create waits for the admission webhook, and one dropped
-        meanwhile would match no reaction when it reaches kmock."""
-        if len(self._requests) <= _KEEP_REQUESTS:
+        meanwhile would match no reaction when it reaches kmock. The log is cut once it holds
+        `_KEEP_REQUESTS` more than are being served, not at every request: with 64 bindings in
+        flight, cutting it each time cost every request a pass over all of them."""
+        if len(self._requests) <= _KEEP_REQUESTS + len(self._in_flight):
             return
         newest = self._requests[-_KEEP_REQUESTS // 2 :]
         kept = {id(request) for request in newest}

@@ -136,3 +136,20 @@ def test_backoff_doubles_up_to_its_ceiling() -> None:
 )
 def test_errors_are_classified_by_what_a_retry_could_change(error: BaseException, verdict: str) -> None:
     assert classify(error) == verdict
+
+
+def test_bindings_beyond_the_workers_count_as_queued_until_posted() -> None:
+    gate = threading.Event()
+    posted: list[str] = []
+
+    def post(namespace: str, name: str, node: str, key: str) -> None:
+        gate.wait(10)
+        posted.append(key)
+
+    binder = Binder(post, lambda key: ("team", key), lambda key: None, BindPolicy(workers=2))
+    for index in range(5):
+        binder.submit(f"pod-{index}", "node-1")
+    assert (binder.in_flight(), binder.queued()) == (5, 3)
+    gate.set()
+    binder.shutdown(timeout=10)
+    assert (binder.queued(), len(posted)) == (0, 5)

@@ -140,3 +140,38 @@ def test_preemption_posts_events_on_the_victim_and_on_the_preemptor(api: KmockTh
     by_pod = {e["involvedObject"]["name"]: e for e in events(api)}
     assert (by_pod["batch-3"]["reason"], by_pod["batch-3"]["message"]) == ("Preempted", victim)
     assert by_pod["ml-0"]["reason"] == "Preempting" and by_pod["ml-0"]["type"] == "Normal"
+
+
+def test_events_wait_while_bindings_are_queued_and_are_written_when_the_queue_is_gone(api: KmockThread) -> None:
+    queued = [True]
+    now = [0.0]
+    correlator = EventCorrelator(component="herder", instance="herder-0")
+    out = EventWriter(
+        StatusApi(api.api_client()), lambda key: None, correlator, clock=lambda: now[0], busy=lambda: queued[0], hold=10
+    )
+    out.observe(scheduled("job-1"))
+    out.observe(waiting("job-2", "no node has room"))
+    assert out.flush() == 0 and events(api) == []
+    now[0] = 3.0
+    out.observe(scheduled("job-3"))
+    assert out.flush() == 0 and correlator.waiting() == 3
+    queued[0] = False
+    assert out.flush() == 3
+    assert {e["involvedObject"]["name"] for e in events(api)} == {"job-1", "job-2", "job-3"}
+
+
+def test_a_backlog_that_never_ends_holds_events_back_only_for_the_hold(api: KmockThread) -> None:
+    now = [0.0]
+    correlator = EventCorrelator(component="herder", instance="herder-0")
+    out = EventWriter(
+        StatusApi(api.api_client()), lambda key: None, correlator, clock=lambda: now[0], busy=lambda: True, hold=10
+    )
+    out.observe(scheduled("job-1"))
+    assert out.flush() == 0
+    now[0] = 9.9
+    assert out.flush() == 0
+    now[0] = 10.0
+    assert out.flush() == 1
+    out.observe(scheduled("job-2"))
+    now[0] = 10.1
+    assert out.flush() == 1  # still busy: the hold is spent, Events are written at the usual rate

@@ -110,6 +110,11 @@ class Binder:
         with self._lock:
             return self._pending
 
+    def queued(self) -> int:
+        """Bindings waiting for a worker (beyond the ones being posted)."""
+        with self._lock:
+            return max(0, self._pending - len(self._workers))
+
     def shutdown(self, timeout: float | None = None) -> None:
         """Stop taking work and wait for queued and in-flight binds to finish (clean SIGTERM)."""
         deadline = None if timeout is None else time.monotonic() + timeout

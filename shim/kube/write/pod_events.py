@@ -19,6 +19,13 @@ knows when a refusal has settled; they are not repeated here.
   waits stays queued, newest repeats folded in, up to `cache_size` Events (the oldest beyond
   that are dropped and counted in `dropped`). So 10,000 pods scheduled at once cost at most
   `cache_size` Events, written at `rate` per second, and never stall the scheduler.
+
+While the binder has more bindings queued than its workers are posting (`busy`), the writer
+holds its Events back, for at most `hold` seconds: a binding is what makes a pod run, and an
+Event written meanwhile is a request the API server serves instead of one. What comes in
+meanwhile is correlated as usual, and written at the usual rate once the queue is gone or the
+hold is over; under a backlog that never ends, Events are written as before after the first
+`hold` seconds.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ log = logging.getLogger("herder.events")
 NORMAL, WARNING = "Normal", "Warning"
 COMBINED = "(combined from similar events): "
 MAX_MESSAGE = 1024
+HOLD_SECONDS = 10.0  # the longest Events wait for queued bindings
 # core reason -> (Event type, Event reason)
 POD_EVENTS: dict[str, tuple[str, str]] = {
     "Scheduled": (NORMAL, "Scheduled"),
@@ -277,10 +285,16 @@ class EventWriter:
         clock: Callable[[], float] = time.monotonic,
         active: Callable[[], bool] = lambda: True,
         group_of: GroupOf | None = None,
+        busy: Callable[[], bool] = lambda: False,
+        hold: float = HOLD_SECONDS,
     ) -> None:
         """`group_of(event)`: the group object a gang's pod or application belongs to (a PodGroup
-        API's), or None; its events are said there too."""
+        API's), or None; its events are said there too. `busy()`: bindings are queued (Events wait
+        for them, at most `hold` seconds)."""
         self._api = api
+        self._busy = busy
+        self._hold = hold
+        self._held_since: float | None = None
         self._locate = locate
         self._correlator = correlator
         self._group_of = group_of
@@ -304,9 +318,13 @@ class EventWriter:
                 self._correlator.observe(group_note, self._clock() if now is None else now)
 
     def flush(self, now: float | None = None) -> int:
-        """Post what the rate limit allows now; returns the API writes made."""
+        """Post what the rate limit allows now (nothing while bindings are queued, up to `hold`
+        seconds); returns the API writes made."""
+        now = self._clock() if now is None else now
+        if self._holding(now):
+            return 0
         made = 0
-        for write in self._correlator.next_writes(self._clock() if now is None else now):
+        for write in self._correlator.next_writes(now):
             if not self._active():  # checked before each POST: a round may outlive the Lease
                 self._correlator.failed(write, gone=False)
                 continue
@@ -329,3 +347,12 @@ class EventWriter:
             made += 1
         self.writes += made
         return made
+
+    def _holding(self, now: float) -> bool:
+        """Whether Events wait now: bindings are queued, and have been for less than `hold` seconds."""
+        if not self._busy():
+            self._held_since = None
+            return False
+        if self._held_since is None:
+            self._held_since = now
+        return now - self._held_since < self._hold

@@ -3,7 +3,8 @@
 - ElasticQuota `status.used` and the `runtime`/`request` annotations (shim/kube/write/quota_status.py);
 - pods' `PodScheduled=False` condition with the reason they wait (shim/kube/write/pod_status.py);
 - Kubernetes Events for scheduled, waiting, evicted and preempted pods, correlated and rate
-  limited (shim/kube/write/pod_events.py), and for gangs on their group objects;
+  limited, held back while bindings are queued (shim/kube/write/pod_events.py), and for gangs
+  on their group objects;
 - gangs' ProvisioningRequests, when `autoscaling.provisioningRequests` is on
   (shim/kube/write/provisioning.py);
 - the status of the PodGroup APIs' groups (shim/kube/write/group_status.py);
@@ -147,7 +148,14 @@ def start_status_writers(op: Any) -> StatusWriters:
         op.callbacks.events,
         QuotaStatusWriter(api, scheduler.quota_status, namespaces, interval),
         PodConditionWriter(api, op.cache.pod, view, interval, notes=provisioning.notes),
-        EventWriter(api, op.cache.locate, correlator, active=op.may_write, group_of=op.groups.group_of),
+        EventWriter(
+            api,
+            op.cache.locate,
+            correlator,
+            active=op.may_write,
+            group_of=op.groups.group_of,
+            busy=lambda: op.binder.queued() > 0,  # Events wait while bindings are queued
+        ),
         active=op.may_write,
         provisioning=provisioning,
         groups=GroupStatusWriter(api, op.groups.states, scheduler.pending_reason, interval),
