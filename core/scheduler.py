@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
 
@@ -58,6 +57,32 @@ from core.ugm.documents import UsageSample
 __all__ = ["COMPLETING_TIMEOUT", "RECOVERY_QUEUE", "Callbacks", "Scheduler"]
 
 
+class _StateLock:
+    """The scheduler's lock around its state, as a context manager: the outputs queued while it
+    is held (taken under it) are delivered after it is released, also when the body raised (a
+    ConfigRefused event before the error, say). A class rather than a generator: inputs take it
+    several times a pod, and a generator's setup cost more than the work of many of them.
+    Re-entrant like the lock: an inner exit delivers what was queued so far, the outer one the rest."""
+
+    __slots__ = ("_lock", "_state")
+
+    def __init__(self, lock: threading.RLock, state: CoreState) -> None:
+        self._lock = lock
+        self._state = state
+
+    def __enter__(self) -> CoreState:
+        self._lock.acquire()
+        return self._state
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            outbox = self._state.drain_outbox()
+        finally:
+            self._lock.release()
+        for deliver in outbox:
+            deliver()
+
+
 class Scheduler:
     def __init__(
         self,
@@ -75,6 +100,7 @@ class Scheduler:
         self._lock = threading.RLock()
         self._work = threading.Event()
         self._state = CoreState(config, settings or Settings(), callbacks, clock())
+        self._state_lock = _StateLock(self._lock, self._state)
         wall = wall_clock or (time.time if clock is time.monotonic else clock)
         self._state.epoch_offset = lambda: wall() - clock()
         self._scale_up = EMPTY
@@ -83,19 +109,10 @@ class Scheduler:
         self._scale_up_cost = 0.0
 
     # -- plumbing ------------------------------------------------------------------------
-    @contextmanager
-    def _locked(self) -> Iterator[CoreState]:
-        # Outputs queued before an input failed (a ConfigRefused event, say) still go out.
-        outbox: list[Callable[[], None]] = []
-        try:
-            with self._lock:
-                try:
-                    yield self._state
-                finally:
-                    outbox = self._state.drain_outbox()
-        finally:
-            for deliver in outbox:
-                deliver()
+    def _locked(self) -> _StateLock:
+        """`with self._locked() as state:` the state under the lock; the outputs queued meanwhile
+        go out once it is released."""
+        return self._state_lock
 
     def _now(self, now: float | None) -> float:
         return self._clock() if now is None else now
