@@ -43,6 +43,7 @@ from core.objects.ask import Allocation, Ask
 from core.objects.disruption_budget import DisruptionBudget
 from core.objects.node import Node
 from core.objects.node_info import NodeInfo
+from core.objects.queue import Queue
 from core.objects.volumes import PersistentVolume, PersistentVolumeClaim, StorageClass, VolumeCatalog
 from core.preemption.holds import drop_holds_on
 from core.preemption.preemptor import preempt
@@ -107,6 +108,9 @@ class Scheduler:
         self._scale_up_stamp: tuple[object, ...] = ()
         self._scale_up_at = 0.0  # when it was last worked out (perf_counter) and what that cost
         self._scale_up_cost = 0.0
+        # every queue in document order, with the root and the structure generation it was read at
+        self._queue_order: list[Queue] = []
+        self._queue_order_of: tuple[object, int] = (None, -1)
 
     # -- plumbing ------------------------------------------------------------------------
     def _locked(self) -> _StateLock:
@@ -599,7 +603,15 @@ class Scheduler:
     def queue_usage(self) -> dict[str, dict[str, int]]:
         """What each queue has allocated, by path (the `allocatedResource` of `queues_document`)."""
         with self._lock:
-            return dao.queue_usage(self._state.partition.root, {})
+            root = self._state.partition.root
+            # The simulator reads this at every moment: the walk is made again only once a queue
+            # came or went (or a new configuration made a new tree), each queue's document is
+            # kept by the queue until its usage changes.
+            seen = (root, Queue.structure_generation)
+            if self._queue_order_of[0] is not root or self._queue_order_of[1] != seen[1]:
+                self._queue_order = list(dao.queues_in_document_order(root))
+                self._queue_order_of = seen
+            return {queue.path: queue.allocated_doc() for queue in self._queue_order}
 
     def queue_document(self, path: str) -> dict[str, Any] | None:
         with self._lock:
