@@ -222,13 +222,16 @@ class Simulation:
 
     def _settle(self, t: float) -> None:
         """Other schedulers place their waiting pods; the core places Herder's until it can place no more."""
-        cluster = self.cluster
-        for _ in range(MAX_ROUNDS):
+        cluster, scheduler = self.cluster, self.scheduler
+        for rounds in range(MAX_ROUNDS):
             before = cluster.changes
             if cluster.waiting_foreign:
                 cluster.retry_foreign(t)
             cluster.tell_budgets()
-            self.scheduler.schedule(t)
+            if not rounds or scheduler.has_work():
+                # After the first cycle of a moment, one with no input since (its binds all
+                # carried out as asked) would find what the last one left: nothing to place.
+                scheduler.schedule(t)
             delivered = cluster.deliver(t)
             if not delivered and cluster.changes == before:
                 return
