@@ -248,11 +248,14 @@ class Scheduler:
         """A PodDisruptionBudget came or changed (its selector, or how many pods it allows to
         go now). It changes which victims preemption takes, never whether a pod may run."""
         with self._locked() as state:
-            state.budgets[(budget.namespace, budget.name)] = budget
+            if state.budgets.get((budget.namespace, budget.name)) != budget:
+                state.budgets[(budget.namespace, budget.name)] = budget
+                self._work.set()  # a cycle's preemption pass may take other victims now
 
     def remove_disruption_budget(self, namespace: str, name: str) -> None:
         with self._locked() as state:
-            state.budgets.pop((namespace, name), None)
+            if state.budgets.pop((namespace, name), None) is not None:
+                self._work.set()
 
     def disruption_budget(self, namespace: str, name: str) -> DisruptionBudget | None:
         """The budget as the core last heard of it, or None."""

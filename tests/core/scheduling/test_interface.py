@@ -14,6 +14,8 @@ import pytest
 
 from core.config import ConfigError, parse_config
 from core.config.settings import Settings
+from core.objects.disruption_budget import DisruptionBudget
+from core.objects.pod_rules import LabelRequirement, LabelSelector
 from core.scheduler import COMPLETING_TIMEOUT
 from tests.core.scheduling.world import World
 
@@ -308,3 +310,20 @@ def test_queue_usage_follows_queues_coming_and_going() -> None:
     assert list(world.sched.queue_usage()) == ["root"]
     world.configure(TWO_QUEUES)
     assert list(world.sched.queue_usage()) == ["root", "root.a", "root.b"]
+
+
+def test_a_disruption_budget_that_changes_asks_for_a_cycle() -> None:
+    """Budgets change which victims preemption takes: the cycle thread (and the simulator's next
+    round at the same moment) runs again for a new or changed one, not for one told again."""
+    world = World(TWO_QUEUES)
+    world.node("n1")
+    world.schedule()
+    assert not world.sched.has_work()
+    budget = DisruptionBudget("default", "keep", LabelSelector((LabelRequirement("app", "In", frozenset({"db"})),)), 0)
+    world.sched.update_disruption_budget(budget)
+    assert world.sched.has_work()
+    world.schedule()
+    world.sched.update_disruption_budget(budget)
+    assert not world.sched.has_work()
+    world.sched.remove_disruption_budget("default", "keep")
+    assert world.sched.has_work()
