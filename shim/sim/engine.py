@@ -170,7 +170,7 @@ class Simulation:
         started = time.perf_counter()
         with _collector_for_the_run():
             self._setup()
-            gc.freeze()  # the scenario, set up: see _collector_for_the_run
+            _freeze_set_up()
             self._play(pace)
         self.wall_seconds = time.perf_counter() - started
 
@@ -394,15 +394,17 @@ class Simulation:
 RUN_YOUNG_THRESHOLD = 100_000
 _runs = 0
 _thresholds_before: tuple[int, int, int] = gc.get_threshold()
+_may_freeze = False  # nothing else had frozen objects when the outermost run began
 _runs_lock = threading.Lock()
 
 
 @contextmanager
 def _collector_for_the_run() -> Iterator[None]:
-    global _runs, _thresholds_before
+    global _runs, _thresholds_before, _may_freeze
     with _runs_lock:
         if _runs == 0:
             _thresholds_before = gc.get_threshold()
+            _may_freeze = gc.get_freeze_count() == 0
             young, middle, oldest = _thresholds_before
             gc.set_threshold(max(young, RUN_YOUNG_THRESHOLD), middle, oldest)
         _runs += 1
@@ -412,8 +414,17 @@ def _collector_for_the_run() -> Iterator[None]:
         with _runs_lock:
             _runs -= 1
             if _runs == 0:
-                gc.unfreeze()
+                if _may_freeze:
+                    gc.unfreeze()
                 gc.set_threshold(*_thresholds_before)
+
+
+def _freeze_set_up() -> None:
+    """Freeze what is alive now, unless someone else froze objects before the runs began
+    (the operator after its first sync): unfreezing at the end would take theirs back too."""
+    with _runs_lock:
+        if _may_freeze:
+            gc.freeze()
 
 
 def _storage_order(obj: Mapping[str, Any]) -> int:

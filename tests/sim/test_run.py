@@ -316,6 +316,7 @@ def test_a_run_relaxes_the_cyclic_collector_only_while_it_plays() -> None:
     """The simulator freezes its set-up scenario out of the collector and scans less often while
     it plays; the process's settings are as they were once the run is over (tests, `--compare`
     and a served simulation share a process with other code)."""
+    gc.unfreeze()  # as in a fresh process (another test may have run the operator, which freezes)
     before, frozen_before = gc.get_threshold(), gc.get_freeze_count()
     during: list[tuple[tuple[int, int, int], int]] = []
     scenario = parse_scenario({"nodes": [node(cpu="2")], "workload": [pod("job", count=3, cpu="1", duration=40)]})
@@ -326,3 +327,13 @@ def test_a_run_relaxes_the_cyclic_collector_only_while_it_plays() -> None:
     assert during and all(thresholds[0] >= 100_000 and frozen > frozen_before for thresholds, frozen in during)
     assert gc.get_threshold() == before and gc.get_freeze_count() == frozen_before
     assert simulation.cluster.counts[SUCCEEDED] == 3
+
+
+def test_a_run_leaves_objects_someone_else_froze_frozen() -> None:
+    gc.freeze()
+    frozen = gc.get_freeze_count()
+    try:
+        simulate({"nodes": [node(cpu="2")], "workload": [pod("job", count=3, cpu="1", duration=40)]})
+        assert gc.get_freeze_count() > frozen // 2  # still frozen (a few may have been freed since)
+    finally:
+        gc.unfreeze()
