@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from core.config import config_document
@@ -85,12 +85,11 @@ def queue_document(state: CoreState, queue: Queue) -> dict[str, Any]:
     }
 
 
-def queue_usage(queue: Queue, out: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
-    """Every queue's `allocatedResource`, by path, in the order `queue_document` nests them."""
-    out[queue.path] = queue.allocated_doc()
+def queues_in_document_order(queue: Queue) -> Iterator[Queue]:
+    """The queue and every queue below it, in the order `queue_document` nests them."""
+    yield queue
     for child in queue.children_by_name():
-        queue_usage(child, out)
-    return out
+        yield from queues_in_document_order(child)
 
 
 def _preemption_fields(state: CoreState, queue: Queue) -> dict[str, Any]:

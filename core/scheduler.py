@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
 
@@ -44,6 +43,7 @@ from core.objects.ask import Allocation, Ask
 from core.objects.disruption_budget import DisruptionBudget
 from core.objects.node import Node
 from core.objects.node_info import NodeInfo
+from core.objects.queue import Queue
 from core.objects.volumes import PersistentVolume, PersistentVolumeClaim, StorageClass, VolumeCatalog
 from core.preemption.holds import drop_holds_on
 from core.preemption.preemptor import preempt
@@ -56,6 +56,32 @@ from core.state import CoreState
 from core.ugm.documents import UsageSample
 
 __all__ = ["COMPLETING_TIMEOUT", "RECOVERY_QUEUE", "Callbacks", "Scheduler"]
+
+
+class _StateLock:
+    """The scheduler's lock around its state, as a context manager: the outputs queued while it
+    is held (taken under it) are delivered after it is released, also when the body raised (a
+    ConfigRefused event before the error, say). A class rather than a generator: inputs take it
+    several times a pod, and a generator's setup cost more than the work of many of them.
+    Re-entrant like the lock: an inner exit delivers what was queued so far, the outer one the rest."""
+
+    __slots__ = ("_lock", "_state")
+
+    def __init__(self, lock: threading.RLock, state: CoreState) -> None:
+        self._lock = lock
+        self._state = state
+
+    def __enter__(self) -> CoreState:
+        self._lock.acquire()
+        return self._state
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            outbox = self._state.drain_outbox()
+        finally:
+            self._lock.release()
+        for deliver in outbox:
+            deliver()
 
 
 class Scheduler:
@@ -75,27 +101,22 @@ class Scheduler:
         self._lock = threading.RLock()
         self._work = threading.Event()
         self._state = CoreState(config, settings or Settings(), callbacks, clock())
+        self._state_lock = _StateLock(self._lock, self._state)
         wall = wall_clock or (time.time if clock is time.monotonic else clock)
         self._state.epoch_offset = lambda: wall() - clock()
         self._scale_up = EMPTY
         self._scale_up_stamp: tuple[object, ...] = ()
         self._scale_up_at = 0.0  # when it was last worked out (perf_counter) and what that cost
         self._scale_up_cost = 0.0
+        # every queue in document order, with the root and the structure generation it was read at
+        self._queue_order: list[Queue] = []
+        self._queue_order_of: tuple[object, int] = (None, -1)
 
     # -- plumbing ------------------------------------------------------------------------
-    @contextmanager
-    def _locked(self) -> Iterator[CoreState]:
-        # Outputs queued before an input failed (a ConfigRefused event, say) still go out.
-        outbox: list[Callable[[], None]] = []
-        try:
-            with self._lock:
-                try:
-                    yield self._state
-                finally:
-                    outbox = self._state.drain_outbox()
-        finally:
-            for deliver in outbox:
-                deliver()
+    def _locked(self) -> _StateLock:
+        """`with self._locked() as state:` the state under the lock; the outputs queued meanwhile
+        go out once it is released."""
+        return self._state_lock
 
     def _now(self, now: float | None) -> float:
         return self._clock() if now is None else now
@@ -227,11 +248,14 @@ class Scheduler:
         """A PodDisruptionBudget came or changed (its selector, or how many pods it allows to
         go now). It changes which victims preemption takes, never whether a pod may run."""
         with self._locked() as state:
-            state.budgets[(budget.namespace, budget.name)] = budget
+            if state.budgets.get((budget.namespace, budget.name)) != budget:
+                state.budgets[(budget.namespace, budget.name)] = budget
+                self._work.set()  # a cycle's preemption pass may take other victims now
 
     def remove_disruption_budget(self, namespace: str, name: str) -> None:
         with self._locked() as state:
-            state.budgets.pop((namespace, name), None)
+            if state.budgets.pop((namespace, name), None) is not None:
+                self._work.set()
 
     def disruption_budget(self, namespace: str, name: str) -> DisruptionBudget | None:
         """The budget as the core last heard of it, or None."""
@@ -582,7 +606,15 @@ class Scheduler:
     def queue_usage(self) -> dict[str, dict[str, int]]:
         """What each queue has allocated, by path (the `allocatedResource` of `queues_document`)."""
         with self._lock:
-            return dao.queue_usage(self._state.partition.root, {})
+            root = self._state.partition.root
+            # The simulator reads this at every moment: the walk is made again only once a queue
+            # came or went (or a new configuration made a new tree), each queue's document is
+            # kept by the queue until its usage changes.
+            seen = (root, Queue.structure_generation)
+            if self._queue_order_of[0] is not root or self._queue_order_of[1] != seen[1]:
+                self._queue_order = list(dao.queues_in_document_order(root))
+                self._queue_order_of = seen
+            return {queue.path: queue.allocated_doc() for queue in self._queue_order}
 
     def queue_document(self, path: str) -> dict[str, Any] | None:
         with self._lock:

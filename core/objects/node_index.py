@@ -376,7 +376,11 @@ class NodeIndex:
             return self._select_full(request, constraints, allowed, tiebreak)
         shape = (request, constraints)
         choice = self._choices.get(shape)
-        limit = min(256, max(8, len(self._names) // 16))  # past this, a full pass is cheaper
+        # Past this many changes a full pass is cheaper: a full pass costs about as much as
+        # reading 64 changed columns on a small cluster (numpy's fixed cost per call), more with
+        # every column on a large one. With a floor of 8, a cluster of 200 nodes made a full
+        # pass for nearly every pod (some 20 changes between two pods of one shape).
+        limit = min(256, max(64, len(self._names) // 16))
         pos = confirm(choice, self._avail, self._rank, self._log, limit) if choice is not None else None
         if pos is None:
             needs = self._needs(request)

@@ -9,8 +9,9 @@ back as 30.0 seconds.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
@@ -19,9 +20,35 @@ from shim.sim.scenario import DEFAULT_NAMESPACE, NodeEntry
 DEFAULT_POD_CAPACITY = "110"  # the kubelet's default max pods, when a node does not say
 
 
-@lru_cache(maxsize=4096)
 def rfc3339(seconds: float) -> str:
-    """Virtual seconds as a Kubernetes timestamp (the epoch is the simulation's start)."""
+    """Virtual seconds as a Kubernetes timestamp (the epoch is the simulation's start).
+
+    Every pod's creation and start, so made without a datetime: the day's text is kept, the
+    time of day is counted out, and the microseconds round half to even as
+    `datetime.fromtimestamp` rounds them (which `_datetime_rfc3339` still does for a time
+    before the epoch or past the year 9999)."""
+    whole = math.floor(seconds)
+    micro = round((seconds - whole) * 1_000_000) if seconds != whole else 0
+    if micro >= 1_000_000:
+        whole, micro = whole + 1, micro - 1_000_000
+    day, second = divmod(int(whole), 86_400)
+    if not 0 <= day < _LAST_DAY:
+        return _datetime_rfc3339(seconds)
+    hour, second = divmod(second, 3600)
+    minute, second = divmod(second, 60)
+    text = f"{_day_text(day)}T{hour:02d}:{minute:02d}:{second:02d}"
+    return f"{text}.{micro:06d}Z" if micro else text + "Z"
+
+
+_LAST_DAY = (date(9999, 12, 31) - date(1970, 1, 1)).days
+
+
+@lru_cache(maxsize=1024)
+def _day_text(day: int) -> str:
+    return (date(1970, 1, 1) + timedelta(days=day)).isoformat()
+
+
+def _datetime_rfc3339(seconds: float) -> str:
     moment = datetime.fromtimestamp(seconds, tz=UTC)
     text = moment.strftime("%Y-%m-%dT%H:%M:%S")
     if moment.microsecond:

@@ -31,6 +31,7 @@ import io
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -272,7 +273,7 @@ def trace_pod(row: TraceRow) -> dict[str, Any]:
         labels[LABEL_QUEUE] = row.queue
     annotations: dict[str, str] = {}
     if row.user:
-        annotations[ANNOTATION_USER_INFO] = json.dumps({"user": row.user, "groups": list(row.groups)})
+        annotations[ANNOTATION_USER_INFO] = _user_info(row.user, row.groups)
     if row.gang is not None:
         group = {"name": GANG_GROUP, "minMember": row.gang, "minResource": dict(row.requests)}
         annotations[ANNOTATION_TASK_GROUPS] = json.dumps([group])
@@ -287,6 +288,12 @@ def trace_pod(row: TraceRow) -> dict[str, Any]:
     if annotations:
         metadata["annotations"] = annotations
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+
+
+@lru_cache(maxsize=4096)
+def _user_info(user: str, groups: tuple[str, ...]) -> str:
+    """The user annotation's text (a week of history has a few hundred users, not a text a row)."""
+    return json.dumps({"user": user, "groups": list(groups)})
 
 
 def load_trace(path: Path) -> list[TraceRow]:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
-from shim.sim.cluster import SimCluster
+from shim.sim.cluster import SUCCEEDED, SimCluster
 from shim.sim.engine import Simulation
 from shim.sim.scenario import parse_scenario
 from tests.sim.scenarios import events, node, node_doc, pod, queue_of, quota, quota_doc, simulate, simulate_example
@@ -309,3 +310,30 @@ def test_a_resize_event_gives_a_running_pod_its_new_total_and_the_kubelet_decide
     assert ("default/big", "ResizeInfeasible") in events  # 9 cores on an 8-core node: it keeps 4
     assert ("default/gone", "NotFound") in events
     assert node_doc(report["state"], "worker")["allocated"]["vcore"] == 7000  # big counted at the 4 it holds
+
+
+def test_a_run_relaxes_the_cyclic_collector_only_while_it_plays() -> None:
+    """The simulator freezes its set-up scenario out of the collector and scans less often while
+    it plays; the process's settings are as they were once the run is over (tests, `--compare`
+    and a served simulation share a process with other code)."""
+    gc.unfreeze()  # as in a fresh process (another test may have run the operator, which freezes)
+    before, frozen_before = gc.get_threshold(), gc.get_freeze_count()
+    during: list[tuple[tuple[int, int, int], int]] = []
+    scenario = parse_scenario({"nodes": [node(cpu="2")], "workload": [pod("job", count=3, cpu="1", duration=40)]})
+    simulation = Simulation(
+        scenario, progress=lambda t, cluster: during.append((gc.get_threshold(), gc.get_freeze_count()))
+    )
+    simulation.run()
+    assert during and all(thresholds[0] >= 100_000 and frozen > frozen_before for thresholds, frozen in during)
+    assert gc.get_threshold() == before and gc.get_freeze_count() == frozen_before
+    assert simulation.cluster.counts[SUCCEEDED] == 3
+
+
+def test_a_run_leaves_objects_someone_else_froze_frozen() -> None:
+    gc.freeze()
+    frozen = gc.get_freeze_count()
+    try:
+        simulate({"nodes": [node(cpu="2")], "workload": [pod("job", count=3, cpu="1", duration=40)]})
+        assert gc.get_freeze_count() > frozen // 2  # still frozen (a few may have been freed since)
+    finally:
+        gc.unfreeze()

@@ -14,6 +14,9 @@ import pytest
 
 from core.config import ConfigError, parse_config
 from core.config.settings import Settings
+from core.objects.disruption_budget import DisruptionBudget
+from core.objects.pod_rules import LabelRequirement, LabelSelector
+from core.scheduler import COMPLETING_TIMEOUT
 from tests.core.scheduling.world import World
 
 TWO_QUEUES = """
@@ -274,3 +277,53 @@ def test_queue_usage_is_every_queues_allocated_resource_in_document_order() -> N
     assert usage == walk(world.sched.queues_document(), {})
     assert list(usage) == ["root", "root.a", "root.b"]
     assert usage["root.a"]["vcore"] == 2000 and usage["root"]["vcore"] == 3000
+
+
+def test_queue_usage_follows_a_pod_moving_between_queues_between_two_reads() -> None:
+    """The simulator reads every queue's usage at every moment (the walk over the queues kept
+    while none comes or goes): a pod ending in one queue and one of the same size placed in
+    another leave the root's total as it was, and the next read shows both queues as they are."""
+    world = World(TWO_QUEUES)
+    world.node("n1", cpu=8)
+    world.pod("a1", queue="root.a")
+    world.schedule()
+    first = world.sched.queue_usage()
+    assert first["root.a"]["vcore"] == 1000 and first["root.b"] == {}
+    assert world.sched.queue_usage() == first
+    world.finish("a1")
+    world.pod("b1", queue="root.b", app="app-b")
+    world.schedule()
+    moved = world.sched.queue_usage()
+    assert moved["root"] == first["root"]
+    assert moved["root.a"] == {} and moved["root.b"]["vcore"] == 1000
+
+
+def test_queue_usage_follows_queues_coming_and_going() -> None:
+    world = World()  # the default config: a queue per namespace, made and dropped on demand
+    world.node("n1", cpu=8)
+    world.pod("a1", namespace="team-a", app="job-a")
+    world.schedule()
+    assert list(world.sched.queue_usage()) == ["root", "root.team-a"]
+    world.finish("a1")
+    assert world.sched.queue_usage()["root.team-a"] == {}  # the job may still come back
+    world.schedule(advance=COMPLETING_TIMEOUT)  # it completes: its queue goes, no usage moved
+    assert list(world.sched.queue_usage()) == ["root"]
+    world.configure(TWO_QUEUES)
+    assert list(world.sched.queue_usage()) == ["root", "root.a", "root.b"]
+
+
+def test_a_disruption_budget_that_changes_asks_for_a_cycle() -> None:
+    """Budgets change which victims preemption takes: the cycle thread (and the simulator's next
+    round at the same moment) runs again for a new or changed one, not for one told again."""
+    world = World(TWO_QUEUES)
+    world.node("n1")
+    world.schedule()
+    assert not world.sched.has_work()
+    budget = DisruptionBudget("default", "keep", LabelSelector((LabelRequirement("app", "In", frozenset({"db"})),)), 0)
+    world.sched.update_disruption_budget(budget)
+    assert world.sched.has_work()
+    world.schedule()
+    world.sched.update_disruption_budget(budget)
+    assert not world.sched.has_work()
+    world.sched.remove_disruption_budget("default", "keep")
+    assert world.sched.has_work()
