@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -275,11 +276,9 @@ def placeholder_wait(state: CoreState, ask: Ask) -> str:
 def gang_rules(state: CoreState, ask: Ask) -> list[tuple[str, Mask]]:
     """The node masks a gang's pod carries, each with the reason a node it excludes refuses the
     pod: none for a placeholder of a gang larger than the cluster (so no preemption starts for
-    it either); the chosen domain for a pod of a gang with a required topology. While no
-    domain holds the gang, its placeholders wait with the domain they will take when room comes
-    (reservations and preemption look there only); a pod placed without a placeholder (its gang
-    resumed after a Soft timeout) before any member landed goes to the domain that holds the
-    most of the gang."""
+    it either); the chosen domain for a pod of a gang with a required topology (`confining`).
+    While no domain holds the gang and it has none to wait for, a mask of no node with the
+    reason it waits."""
     gangs = state.gangs
     if ask.placeholder and ask.application_id in gangs.too_large:
         waiting = gangs.gangs[ask.application_id].waiting
@@ -291,23 +290,45 @@ def gang_rules(state: CoreState, ask: Ask) -> list[tuple[str, Mask]]:
     assert topology is not None
     if not topology.required:
         return []
-    if not gang.domains_fixed:
-        _judge(state, gang, topology)
-    domains = gang.domains
-    if domains is None:
-        domains = gang.target if gang.reserving else gang.most_held
     index = state.partition.node_index
-    if domains is not None:
-        where = ", ".join(sorted(domains))
-        why = f"outside the gang's {topology.level} {where} (label {topology.key})"
-        return [(why, index.in_domains(topology.key, set(domains)))]
+    within = confining(state, ask)
+    if within is not None:
+        return [(_outside(topology, within[1]), index.domain_mask(*within))]
     if gang.topology_wait:
         return [(gang.topology_wait, np.zeros(index.size, dtype=np.bool_))]
     return []
 
 
-def preferred_mask(state: CoreState, ask: Ask) -> Mask | None:
-    """The nodes a preferred gang's pod tries first (None: no preference)."""
+@lru_cache(maxsize=1024)
+def _outside(topology: GangTopology, domains: frozenset[str]) -> str:
+    """Why a node refuses a pod of a gang confined to `domains` (asked for every such pod)."""
+    return f"outside the gang's {topology.level} {', '.join(sorted(domains))} (label {topology.key})"
+
+
+def confining(state: CoreState, ask: Ask) -> tuple[str, frozenset[str]] | None:
+    """The label and its values (domains) a pod of a gang with a required topology must land
+    in; None when its gang has none, or none yet. While no domain holds the gang, its
+    placeholders wait with the domain they will take when room comes (reservations and
+    preemption look there only); a pod placed without a placeholder (its gang resumed after a
+    Soft timeout) before any member landed goes to the domain that holds the most of the gang."""
+    gang = state.gangs.confined.get(ask.application_id)
+    if gang is None or (ask.placeholder and ask.application_id in state.gangs.too_large):
+        return None
+    topology = gang.spec.topology
+    assert topology is not None
+    if not topology.required:
+        return None
+    if not gang.domains_fixed:
+        _judge(state, gang, topology)
+    domains = gang.domains
+    if domains is None:
+        domains = gang.target if gang.reserving else gang.most_held
+    return None if domains is None else (topology.key, domains)
+
+
+def preferred_domains(state: CoreState, ask: Ask) -> tuple[str, frozenset[str]] | None:
+    """The label and its values (domains) a preferred gang's pod tries first (None: no
+    preference)."""
     gang = state.gangs.confined.get(ask.application_id)
     if gang is None or gang.domains is None:
         return None
@@ -315,4 +336,4 @@ def preferred_mask(state: CoreState, ask: Ask) -> Mask | None:
     assert topology is not None
     if topology.required:
         return None
-    return state.partition.node_index.in_domains(topology.key, set(gang.domains))
+    return topology.key, gang.domains
