@@ -60,11 +60,10 @@ def pack(index: NodeIndex, key: str, groups: Sequence[TaskGroup], whole: bool = 
     codes, known = index.domains(key)
     names = list(known)  # a value's code is its place in `known`
     count = len(names)
+    runs = index.domain_runs(key)
+    order = runs.order
     work, rows = index.room(whole)
     labelled = codes < count
-    order = np.argsort(codes, kind="stable")  # by domain, columns in the index's order within one
-    sorted_codes = codes[order]
-    first_of_domain = np.searchsorted(sorted_codes, sorted_codes, side="left")
     start = work.copy()
     usable = np.zeros(len(codes), dtype=np.bool_)
     placed = np.zeros(count, dtype=np.int64)
@@ -76,20 +75,18 @@ def pack(index: NodeIndex, key: str, groups: Sequence[TaskGroup], whole: bool = 
         usable |= allowed
         fits = _members_fitting(work, rows, group.min_resource, allowed, group.min_member)
         if room is None:
-            room = _per_domain(fits, codes, labelled, count)
+            room = runs.sums(fits)
         in_order = fits[order]
         before = np.cumsum(in_order) - in_order
-        before -= before[first_of_domain]  # members the domain's earlier nodes took
-        take = np.empty_like(fits)
+        before -= before[runs.first]  # members the domain's earlier nodes took
+        take = np.zeros_like(fits)
         take[order] = np.clip(group.min_member - before, 0, in_order)
         for name, amount in group.min_resource.items():
             row = rows.get(name)
             if amount > 0 and row is not None:
                 work[row] -= take * amount
-        placed += _per_domain(take, codes, labelled, count)
-    free = np.zeros((len(rows), count), dtype=np.int64)
-    for row in range(len(rows)):
-        free[row] = _per_domain(np.maximum(start[row], 0), codes, labelled & usable, count)
+        placed += runs.sums(take)
+    free = runs.sums(np.where(usable, np.maximum(start, 0), 0))
     return Packing(names, placed, room if room is not None else np.zeros(count, dtype=np.int64), free, rows)
 
 
@@ -109,12 +106,6 @@ def _members_fitting(work: _Ints, rows: dict[str, int], request: Resource, allow
             return np.zeros_like(fits)  # a resource no node has
         np.minimum(fits, np.maximum(work[row], 0) // amount, out=fits)
     return fits
-
-
-def _per_domain(values: _Ints, codes: _Ints, mask: Mask, count: int) -> _Ints:
-    out = np.zeros(count, dtype=np.int64)
-    np.add.at(out, codes[mask], values[mask])  # exact integers (bincount's weights are floats)
-    return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,7 @@ the answer is the full pass's, at a cost that barely grows with the node count.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -95,6 +96,24 @@ def prefer_no_schedule_count(taints: tuple[Taint, ...], constraints: NodeConstra
     )
 
 
+@dataclass(frozen=True, slots=True)
+class DomainRuns:
+    """The labelled columns by domain: `order` lists them domain after domain (by code, column
+    order within one), `starts[code]` is where a domain's run begins in it and `first[i]` where
+    the run holding `order[i]` begins. Every domain has at least one column."""
+
+    order: npt.NDArray[np.intp]
+    starts: npt.NDArray[np.intp]
+    first: npt.NDArray[np.intp]
+
+    def sums(self, values: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Per domain (by code), the sum of `values` over its columns (along the last axis);
+        exact integers."""
+        if not len(self.starts):
+            return np.zeros((*values.shape[:-1], 0), dtype=np.int64)
+        return np.add.reduceat(values[..., self.order], self.starts, axis=-1)
+
+
 class NodeIndex:
     """Vectorised fit and score over the nodes of a partition."""
 
@@ -118,6 +137,7 @@ class NodeIndex:
         # per topology key: each column's domain code (len(values) when the node lacks the key)
         self._domains: dict[str, tuple[npt.NDArray[np.int64], dict[str, int]]] = {}
         self._domain_masks: dict[tuple[str, frozenset[str]], npt.NDArray[np.bool_]] = {}
+        self._domain_runs: dict[str, DomainRuns] = {}
         self._eligible: dict[tuple[NodeConstraints, tuple[str, ...], bool, bool], npt.NDArray[np.bool_]] = {}
         self._prefer_no: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)  # PreferNoSchedule taints
         self._ties: dict[NodeConstraints, TieOrder | None] = {}
@@ -223,6 +243,7 @@ class NodeIndex:
         self._masks = {}
         self._domains = {}
         self._domain_masks = {}
+        self._domain_runs = {}
         self._eligible = {}
         self._prefer_no = np.fromiter((prefer_no[name] for name in names), dtype=np.int64, count=len(names))
         self._ties = {}
@@ -305,6 +326,21 @@ class NodeIndex:
             if code is not None:
                 wanted[code] = True
         return wanted[codes]
+
+    def domain_runs(self, key: str) -> DomainRuns:
+        """The columns of label `key`'s domains grouped by domain (kept until the nodes change)."""
+        if self._dirty:
+            self._rebuild()
+        runs = self._domain_runs.get(key)
+        if runs is None:
+            codes, known = self.domains(key)
+            order = np.argsort(codes, kind="stable")  # by domain, columns in order within one
+            order = order[: int(np.count_nonzero(codes < len(known)))]  # the unlabelled sort last
+            counts = np.bincount(codes[order], minlength=len(known))
+            starts = np.zeros(len(known), dtype=np.intp)
+            np.cumsum(counts[:-1], out=starts[1:])
+            runs = self._domain_runs[key] = DomainRuns(order, starts, np.repeat(starts, counts))
+        return runs
 
     def domain_mask(self, key: str, values: frozenset[str]) -> npt.NDArray[np.bool_]:
         """`in_domains`, kept until the nodes change (read only): the domains a gang with a
