@@ -296,8 +296,10 @@ def member_placed(state: CoreState, ask: Ask) -> None:
     """The cycle placed a pod of a gang (a placeholder, or a real pod placed normally): a gang
     with a topology fixes its domain by the node's label (core/gang/topology.py)."""
     gang = state.gangs.confined.get(ask.application_id)
+    if gang is None:
+        return  # most pods placed while some gang has a topology are of no such gang
     placed = state.allocations.get(ask.key)
-    if gang is None or placed is None:
+    if placed is None:
         return
     node = state.partition.nodes.get(placed.node_id)
     gang.member_placed(node.info.labels if node is not None else None)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -59,11 +60,10 @@ def pack(index: NodeIndex, key: str, groups: Sequence[TaskGroup], whole: bool = 
     codes, known = index.domains(key)
     names = list(known)  # a value's code is its place in `known`
     count = len(names)
+    runs = index.domain_runs(key)
+    order = runs.order
     work, rows = index.room(whole)
     labelled = codes < count
-    order = np.argsort(codes, kind="stable")  # by domain, columns in the index's order within one
-    sorted_codes = codes[order]
-    first_of_domain = np.searchsorted(sorted_codes, sorted_codes, side="left")
     start = work.copy()
     usable = np.zeros(len(codes), dtype=np.bool_)
     placed = np.zeros(count, dtype=np.int64)
@@ -75,20 +75,18 @@ def pack(index: NodeIndex, key: str, groups: Sequence[TaskGroup], whole: bool = 
         usable |= allowed
         fits = _members_fitting(work, rows, group.min_resource, allowed, group.min_member)
         if room is None:
-            room = _per_domain(fits, codes, labelled, count)
+            room = runs.sums(fits)
         in_order = fits[order]
         before = np.cumsum(in_order) - in_order
-        before -= before[first_of_domain]  # members the domain's earlier nodes took
-        take = np.empty_like(fits)
+        before -= before[runs.first]  # members the domain's earlier nodes took
+        take = np.zeros_like(fits)
         take[order] = np.clip(group.min_member - before, 0, in_order)
         for name, amount in group.min_resource.items():
             row = rows.get(name)
             if amount > 0 and row is not None:
                 work[row] -= take * amount
-        placed += _per_domain(take, codes, labelled, count)
-    free = np.zeros((len(rows), count), dtype=np.int64)
-    for row in range(len(rows)):
-        free[row] = _per_domain(np.maximum(start[row], 0), codes, labelled & usable, count)
+        placed += runs.sums(take)
+    free = runs.sums(np.where(usable, np.maximum(start, 0), 0))
     return Packing(names, placed, room if room is not None else np.zeros(count, dtype=np.int64), free, rows)
 
 
@@ -108,12 +106,6 @@ def _members_fitting(work: _Ints, rows: dict[str, int], request: Resource, allow
             return np.zeros_like(fits)  # a resource no node has
         np.minimum(fits, np.maximum(work[row], 0) // amount, out=fits)
     return fits
-
-
-def _per_domain(values: _Ints, codes: _Ints, mask: Mask, count: int) -> _Ints:
-    out = np.zeros(count, dtype=np.int64)
-    np.add.at(out, codes[mask], values[mask])  # exact integers (bincount's weights are floats)
-    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,11 +267,9 @@ def placeholder_wait(state: CoreState, ask: Ask) -> str:
 def gang_rules(state: CoreState, ask: Ask) -> list[tuple[str, Mask]]:
     """The node masks a gang's pod carries, each with the reason a node it excludes refuses the
     pod: none for a placeholder of a gang larger than the cluster (so no preemption starts for
-    it either); the chosen domain for a pod of a gang with a required topology. While no
-    domain holds the gang, its placeholders wait with the domain they will take when room comes
-    (reservations and preemption look there only); a pod placed without a placeholder (its gang
-    resumed after a Soft timeout) before any member landed goes to the domain that holds the
-    most of the gang."""
+    it either); the chosen domain for a pod of a gang with a required topology (`confining`).
+    While no domain holds the gang and it has none to wait for, a mask of no node with the
+    reason it waits."""
     gangs = state.gangs
     if ask.placeholder and ask.application_id in gangs.too_large:
         waiting = gangs.gangs[ask.application_id].waiting
@@ -291,23 +281,45 @@ def gang_rules(state: CoreState, ask: Ask) -> list[tuple[str, Mask]]:
     assert topology is not None
     if not topology.required:
         return []
-    if not gang.domains_fixed:
-        _judge(state, gang, topology)
-    domains = gang.domains
-    if domains is None:
-        domains = gang.target if gang.reserving else gang.most_held
     index = state.partition.node_index
-    if domains is not None:
-        where = ", ".join(sorted(domains))
-        why = f"outside the gang's {topology.level} {where} (label {topology.key})"
-        return [(why, index.in_domains(topology.key, set(domains)))]
+    within = confining(state, ask)
+    if within is not None:
+        return [(_outside(topology, within[1]), index.domain_mask(*within))]
     if gang.topology_wait:
         return [(gang.topology_wait, np.zeros(index.size, dtype=np.bool_))]
     return []
 
 
-def preferred_mask(state: CoreState, ask: Ask) -> Mask | None:
-    """The nodes a preferred gang's pod tries first (None: no preference)."""
+@lru_cache(maxsize=1024)
+def _outside(topology: GangTopology, domains: frozenset[str]) -> str:
+    """Why a node refuses a pod of a gang confined to `domains` (asked for every such pod)."""
+    return f"outside the gang's {topology.level} {', '.join(sorted(domains))} (label {topology.key})"
+
+
+def confining(state: CoreState, ask: Ask) -> tuple[str, frozenset[str]] | None:
+    """The label and its values (domains) a pod of a gang with a required topology must land
+    in; None when its gang has none, or none yet. While no domain holds the gang, its
+    placeholders wait with the domain they will take when room comes (reservations and
+    preemption look there only); a pod placed without a placeholder (its gang resumed after a
+    Soft timeout) before any member landed goes to the domain that holds the most of the gang."""
+    gang = state.gangs.confined.get(ask.application_id)
+    if gang is None or (ask.placeholder and ask.application_id in state.gangs.too_large):
+        return None
+    topology = gang.spec.topology
+    assert topology is not None
+    if not topology.required:
+        return None
+    if not gang.domains_fixed:
+        _judge(state, gang, topology)
+    domains = gang.domains
+    if domains is None:
+        domains = gang.target if gang.reserving else gang.most_held
+    return None if domains is None else (topology.key, domains)
+
+
+def preferred_domains(state: CoreState, ask: Ask) -> tuple[str, frozenset[str]] | None:
+    """The label and its values (domains) a preferred gang's pod tries first (None: no
+    preference)."""
     gang = state.gangs.confined.get(ask.application_id)
     if gang is None or gang.domains is None:
         return None
@@ -315,4 +327,4 @@ def preferred_mask(state: CoreState, ask: Ask) -> Mask | None:
     assert topology is not None
     if topology.required:
         return None
-    return state.partition.node_index.in_domains(topology.key, set(gang.domains))
+    return topology.key, gang.domains

@@ -27,6 +27,7 @@ the answer is the full pass's, at a cost that barely grows with the node count.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -95,6 +96,24 @@ def prefer_no_schedule_count(taints: tuple[Taint, ...], constraints: NodeConstra
     )
 
 
+@dataclass(frozen=True, slots=True)
+class DomainRuns:
+    """The labelled columns by domain: `order` lists them domain after domain (by code, column
+    order within one), `starts[code]` is where a domain's run begins in it and `first[i]` where
+    the run holding `order[i]` begins. Every domain has at least one column."""
+
+    order: npt.NDArray[np.intp]
+    starts: npt.NDArray[np.intp]
+    first: npt.NDArray[np.intp]
+
+    def sums(self, values: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Per domain (by code), the sum of `values` over its columns (along the last axis);
+        exact integers."""
+        if not len(self.starts):
+            return np.zeros((*values.shape[:-1], 0), dtype=np.int64)
+        return np.add.reduceat(values[..., self.order], self.starts, axis=-1)
+
+
 class NodeIndex:
     """Vectorised fit and score over the nodes of a partition."""
 
@@ -113,9 +132,12 @@ class NodeIndex:
         self._rank: npt.NDArray[np.float64] = np.zeros(0, dtype=np.float64)
         self._masks: dict[NodeConstraints, npt.NDArray[np.bool_]] = {}
         self._log: list[int] = []  # columns changed since the last rebuild, in order
-        self._choices: dict[tuple[Resource, NodeConstraints], Choice] = {}
+        # per pod shape (request, constraints[, label key, domains]): its best nodes, remembered
+        self._choices: dict[tuple[object, ...], Choice] = {}
         # per topology key: each column's domain code (len(values) when the node lacks the key)
         self._domains: dict[str, tuple[npt.NDArray[np.int64], dict[str, int]]] = {}
+        self._domain_masks: dict[tuple[str, frozenset[str]], npt.NDArray[np.bool_]] = {}
+        self._domain_runs: dict[str, DomainRuns] = {}
         self._eligible: dict[tuple[NodeConstraints, tuple[str, ...], bool, bool], npt.NDArray[np.bool_]] = {}
         self._prefer_no: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)  # PreferNoSchedule taints
         self._ties: dict[NodeConstraints, TieOrder | None] = {}
@@ -220,6 +242,8 @@ class NodeIndex:
         self._rank = rank
         self._masks = {}
         self._domains = {}
+        self._domain_masks = {}
+        self._domain_runs = {}
         self._eligible = {}
         self._prefer_no = np.fromiter((prefer_no[name] for name in names), dtype=np.int64, count=len(names))
         self._ties = {}
@@ -293,11 +317,44 @@ class NodeIndex:
             found = self._domains[key] = (codes, values)
         return found
 
-    def in_domains(self, key: str, values: set[str]) -> npt.NDArray[np.bool_]:
+    def in_domains(self, key: str, values: Iterable[str]) -> npt.NDArray[np.bool_]:
         """The columns whose label `key` has one of `values`."""
         codes, known = self.domains(key)
-        wanted = [known[value] for value in values if value in known]
-        return np.isin(codes, np.array(wanted, dtype=np.int64))
+        wanted = np.zeros(len(known) + 1, dtype=np.bool_)  # by code; the last: no such label
+        for value in values:
+            code = known.get(value)
+            if code is not None:
+                wanted[code] = True
+        return wanted[codes]
+
+    def domain_runs(self, key: str) -> DomainRuns:
+        """The columns of label `key`'s domains grouped by domain (kept until the nodes change)."""
+        if self._dirty:
+            self._rebuild()
+        runs = self._domain_runs.get(key)
+        if runs is None:
+            codes, known = self.domains(key)
+            order = np.argsort(codes, kind="stable")  # by domain, columns in order within one
+            order = order[: int(np.count_nonzero(codes < len(known)))]  # the unlabelled sort last
+            counts = np.bincount(codes[order], minlength=len(known))
+            starts = np.zeros(len(known), dtype=np.intp)
+            np.cumsum(counts[:-1], out=starts[1:])
+            runs = self._domain_runs[key] = DomainRuns(order, starts, np.repeat(starts, counts))
+        return runs
+
+    def domain_mask(self, key: str, values: frozenset[str]) -> npt.NDArray[np.bool_]:
+        """`in_domains`, kept until the nodes change (read only): the domains a gang with a
+        topology is confined to stay the same for all its pods (core/gang/topology.py)."""
+        if self._dirty:
+            self._rebuild()
+        mask = self._domain_masks.get((key, values))
+        if mask is None:
+            if len(self._domain_masks) >= _CHOICE_LIMIT:
+                self._domain_masks.clear()
+            mask = self.in_domains(key, values)
+            mask.flags.writeable = False
+            self._domain_masks[(key, values)] = mask
+        return mask
 
     def room(self, whole: bool = False) -> tuple[npt.NDArray[np.int64], dict[str, int]]:
         """A copy of every column's available resources (`whole`: its capacity, as if nothing ran
@@ -374,7 +431,26 @@ class NodeIndex:
             return None
         if allowed is not None or tiebreak is not None:
             return self._select_full(request, constraints, allowed, tiebreak)
-        shape = (request, constraints)
+        return self._remembered((request, constraints), request, constraints, None)
+
+    def select_within(
+        self, request: Resource, constraints: NodeConstraints, key: str, values: frozenset[str]
+    ) -> str | None:
+        """`select` among the nodes whose label `key` has one of `values` (`allowed` as
+        `domain_mask`): the same node, its best nodes remembered per shape and domains."""
+        if self._dirty:
+            self._rebuild()
+        if not self._names:
+            return None
+        return self._remembered((request, constraints, key, values), request, constraints, (key, values))
+
+    def _remembered(
+        self,
+        shape: tuple[object, ...],
+        request: Resource,
+        constraints: NodeConstraints,
+        within: tuple[str, frozenset[str]] | None,
+    ) -> str | None:
         choice = self._choices.get(shape)
         # Past this many changes a full pass is cheaper: a full pass costs about as much as
         # reading 64 changed columns on a small cluster (numpy's fixed cost per call), more with
@@ -388,9 +464,10 @@ class NodeIndex:
                 return None
             if len(self._choices) >= _CHOICE_LIMIT:
                 self._choices.clear()
-            choice = choose(
-                self._avail, self._rank, self._mask(constraints), needs, len(self._log), self._tie_order(constraints)
-            )
+            mask = self._mask(constraints)
+            if within is not None:
+                mask = mask & self.domain_mask(*within)
+            choice = choose(self._avail, self._rank, mask, needs, len(self._log), self._tie_order(constraints))
             self._choices[shape] = choice
             pos = choice.first()
         return self._names[pos] if pos >= 0 else None

@@ -1,6 +1,7 @@
 """The node index remembers its choice per pod shape between decisions; whatever happens to the
 nodes in between, it must pick exactly the node a full pass over every node would pick, ties
-included (the fewest PreferNoSchedule taints the pod does not tolerate, then the first name)."""
+included (the fewest PreferNoSchedule taints the pod does not tolerate, then the first name).
+The same holds for a shape confined to some domains of a label (a gang's rack, `select_within`)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ SHAPES = [
 SPOT = Taint("spot", "", PREFER_NO_SCHEDULE)
 OLD = Taint("old", "", PREFER_NO_SCHEDULE)
 TOLERATES_SPOT = (Toleration("spot", "Exists", "", PREFER_NO_SCHEDULE),)
+RACK = "rack"
+# a gang's domains: one rack, two racks, a rack no node is in
+DOMAINS = [frozenset({"r0"}), frozenset({"r1"}), frozenset({"r0", "r2"}), frozenset({"r9"})]
 CONSTRAINTS = [
     NodeConstraints(),
     NodeConstraints(node_selector=(("zone", "a"),)),
@@ -76,18 +80,25 @@ FLAVOURS = [
     Resource({"vcore": 8000, "memory": 16, "pods": 6, "nvidia.com/gpu": 2}),
 ]
 node_infos = st.builds(
-    lambda i, capacity, zone, taints: NodeInfo(
-        node_id=f"n{i:02d}", capacity=capacity, labels={"zone": zone}, taints=taints
+    lambda i, capacity, zone, taints, rack: NodeInfo(
+        node_id=f"n{i:02d}",
+        capacity=capacity,
+        labels={"zone": zone, **({RACK: rack} if rack else {})},
+        taints=taints,
     ),
     st.integers(0, 39),
     st.sampled_from(FLAVOURS),
     st.sampled_from(["a", "b"]),
     st.sampled_from([(), (), (SPOT,), (OLD,), (SPOT, OLD)]),
+    st.sampled_from(["r0", "r1", "r2", ""]),  # "": no rack label
 )
 steps = st.lists(
     st.one_of(
         st.tuples(st.just("place"), st.integers(0, len(SHAPES) - 1), st.integers(0, len(CONSTRAINTS) - 1)),
         st.tuples(st.just("probe"), st.integers(0, len(SHAPES) - 1), st.integers(0, len(CONSTRAINTS) - 1)),
+        st.tuples(
+            st.just("within"), st.integers(0, len(SHAPES) - 1), st.integers(0, len(CONSTRAINTS) * len(DOMAINS) - 1)
+        ),
         st.tuples(st.just("release"), st.integers(0, 10_000), st.just(0)),
         st.tuples(st.just("foreign"), st.integers(0, 39), st.integers(0, len(SHAPES) - 1)),
         st.tuples(st.just("node"), st.just(0), st.just(0)),
@@ -132,11 +143,20 @@ def check_against_full_pass(
         index.put(nodes[info.node_id])
     placed: list[Allocation] = []
     for serial, (action, a, b) in enumerate(plan):
-        if action in ("place", "probe"):
-            request, constraints = SHAPES[a], CONSTRAINTS[b]
-            chosen = index.select(request, constraints)
-            assert chosen == oracle(nodes, policy, request, constraints)
-            if chosen is not None and action == "place":
+        if action in ("place", "probe", "within"):
+            if action == "within":  # placed when it fits, as a gang's placeholder
+                request, constraints, domains = (
+                    SHAPES[a],
+                    CONSTRAINTS[b % len(CONSTRAINTS)],
+                    DOMAINS[b // len(CONSTRAINTS)],
+                )
+                chosen = index.select_within(request, constraints, RACK, domains)
+                assert chosen == oracle(inside(nodes, domains), policy, request, constraints)
+            else:
+                request, constraints = SHAPES[a], CONSTRAINTS[b]
+                chosen = index.select(request, constraints)
+                assert chosen == oracle(nodes, policy, request, constraints)
+            if chosen is not None and action != "probe":
                 allocation = Allocation(key=f"p{serial}", node_id=chosen, resource=request)
                 nodes[chosen].add(allocation)
                 index.refresh(nodes[chosen])
@@ -160,6 +180,14 @@ def check_against_full_pass(
     for request in SHAPES:
         for constraints in CONSTRAINTS:
             assert index.select(request, constraints) == oracle(nodes, policy, request, constraints)
+            for domains in DOMAINS:
+                expected = oracle(inside(nodes, domains), policy, request, constraints)
+                assert index.select_within(request, constraints, RACK, domains) == expected
+
+
+def inside(nodes: dict[str, Node], domains: frozenset[str]) -> dict[str, Node]:
+    """The nodes whose rack is one of `domains`."""
+    return {name: node for name, node in nodes.items() if node.info.labels.get(RACK) in domains}
 
 
 def cluster(policy: str, count: int = 20) -> tuple[NodeIndex, list[Node]]:

@@ -1,5 +1,7 @@
 """Node fit and node order: resources, cordon/readiness, selectors, affinity, taints, policies."""
 
+import numpy as np
+
 from core.objects.ask import Allocation
 from core.objects.constraints import (
     NodeConstraints,
@@ -116,3 +118,22 @@ def test_ties_go_to_the_first_name_and_capacity_changes_are_seen() -> None:
     assert index.select(Resource({"vcore": 100}), NodeConstraints()) == "b"
     index.remove("b")
     assert index.select(Resource({"vcore": 100}), NodeConstraints()) is None
+
+
+def test_domain_runs_sum_each_domain_over_its_own_nodes_only() -> None:
+    racks = {"a": "r2", "b": "r1", "c": None, "d": "r2", "e": "r0", "f": None}
+    index, _ = make(
+        **{
+            name: info(name, labels={"rack": rack} if rack else {}, capacity=Resource({"vcore": 1000 * (i + 1)}))
+            for i, (name, rack) in enumerate(racks.items())
+        }
+    )
+    codes, known = index.domains("rack")
+    runs = index.domain_runs("rack")
+    values = np.array([2**60 + pos for pos in range(index.size)], dtype=np.int64)  # a float would round these
+    expected = [sum(int(values[pos]) for pos in range(index.size) if codes[pos] == code) for code in known.values()]
+    assert runs.sums(values).tolist() == expected  # the unlabelled nodes c and f in no domain
+    room, rows = index.room()
+    by_rack = dict(zip(known, runs.sums(room)[rows["vcore"]].tolist(), strict=True))
+    assert by_rack == {"r2": 1000 + 4000, "r1": 2000, "r0": 5000}
+    assert make(a=info("a"))[0].domain_runs("rack").sums(np.zeros((2, 1), dtype=np.int64)).shape == (2, 0)
