@@ -96,7 +96,7 @@ def pod_to_ask(
         problems.append(str(err))
         priority = 0
     try:
-        created = _timestamp(pod.created, f"pod {name} metadata.creationTimestamp")
+        created = pod_created(pod)
     except ConversionError as err:
         problems.append(str(err))
         created = 0.0
@@ -159,7 +159,7 @@ def ask_for_copy(like: Ask, pod: PodLike) -> Ask | None:
     if any((type(v) is dict or isinstance(v, Mapping)) and "ephemeral" in v for v in pod.volumes):
         return None
     try:
-        created = _timestamp(pod.created, f"pod {pod.name} metadata.creationTimestamp")
+        created = pod_created(pod)
     except ConversionError:
         return None
     return like.copy_as(pod_key(pod), pod.name, created)
@@ -224,7 +224,7 @@ def pod_to_allocation(
     if is_herder_pod(pod, scheduler_name):
         return bound_allocation(pod, pod_to_ask(pod, namespace, scheduler_name, key, groups))
     static = any(owner.get("kind") == "Node" for owner in pod.owners)
-    created = _timestamp(pod.created, f"pod {name} metadata.creationTimestamp")
+    created = pod_created(pod)
     started = _timestamp(started_raw, f"pod {name} status.startTime") if started_raw else created
     return Allocation(
         key=key or pod_key(pod),
