@@ -39,6 +39,8 @@ from urllib.parse import urlencode
 import urllib3
 from kubernetes import client
 
+from shim.kube.watch.chunked import raw_body
+
 log = logging.getLogger("herder.watch")
 
 Apply = Callable[[Mapping[str, Any]], None]
@@ -219,8 +221,9 @@ class Reflector:
         response = self._open()
         self._opened_at = time.monotonic()
         delivered = ended = False
+        body = raw_body(response)
         try:
-            for line in split_lines(self._chunks(response)):
+            for line in split_lines(iter(body) if body is not None else self._chunks(response)):
                 if self._stop.is_set():
                     break
                 self._dispatch(json.loads(line))
@@ -230,10 +233,12 @@ class Reflector:
         finally:
             with self._lock:
                 self._response = None
-            if ended:
+            if ended and body is None:
                 response.release_conn()  # read to its end: the connection can serve the next watch
             else:
-                response.close()  # left mid-stream: unread bytes must not reach the next request
+                # Left mid-stream (unread bytes must not reach the next request), or read past
+                # urllib3, which then cannot tell that the body is over.
+                response.close()
         return delivered
 
     def _open(self) -> urllib3.BaseHTTPResponse:
