@@ -8,7 +8,8 @@ nodes take the plain path every Kubernetes informer takes: the operator's start-
 gives a resourceVersion, and a watch from that version (`allowWatchBookmarks`, a server-side
 timeout) feeds each event straight to `PodSync` or `NodeSync`. kopf still runs the operator
 (start-up, shutdown, namespaces, ElasticQuotas, webhooks); it never sees a pod or a node, so it
-cannot write to one.
+cannot write to one. A stream's chunked body is read straight from its socket
+(`shim/kube/watch/chunked.py`): urllib3 read each event through several layers of Python.
 
 The stream reconnects from the last resourceVersion it saw (a bookmark counts), with a growing
 pause after failures. A stream the server served (it delivered an event, or stayed open a few
