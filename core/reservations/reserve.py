@@ -109,9 +109,20 @@ def _forget(book: ReservationBook, path: str) -> None:
 
 
 def _gang_asks(state: CoreState, app: Application) -> list[Ask]:
-    """The gang's pending placeholders without a reservation, in the order they are tried."""
+    """The gang's pending placeholders whose room nothing keeps yet (no reservation, no room
+    held by preemption), in the order they are tried. A node keeps one room per pending pod: a
+    reservation made for a placeholder that preemption holds room for replaced the held room,
+    and when the hold ended the reservation's room went with it while the book still counted
+    it, so a full node took the placeholder."""
     book = state.reservations
-    asks = [ask for ask in app.asks.values() if ask.placeholder and ask.key not in book.by_ask]
+    asks = [
+        ask
+        for ask in app.asks.values()
+        if ask.placeholder
+        and ask.key not in book.by_ask
+        and ask.key not in state.holds
+        and ask.key not in state.preempting
+    ]
     return sorted(asks, key=lambda ask: (-ask.priority, ask.created, ask.key))
 
 

@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from core.objects.node_info import NodeInfo
@@ -237,6 +237,19 @@ busy_node_changes = st.builds(
         min_size=1,
         max_size=16,
     ),
+)
+# Found by this property: a gang reserved a node for its placeholder that preemption already held
+# room for there; the hold's end took the reservation's room too, and a full node took the pod.
+@example(
+    zones=["z1"],
+    steps=[
+        ("batch", 1, [], False),
+        ("batch", 1, [], False),
+        ("batch", 1, [NodeChange("add", 2, "z1")], False),
+        ("batch", 1, [NodeChange("cordon", 1, "z1")], False),
+        ("gang", 1, [NodeChange("remove", 0, "z1")], True),
+        ("batch", 1, [], False),
+    ],
 )
 def test_volumes_holds_and_placeholders_follow_nodes_that_come_and_go(
     zones: list[str | None], steps: list[tuple[str, int, list[NodeChange], bool]]
