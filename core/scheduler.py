@@ -583,8 +583,15 @@ class Scheduler:
             return node_verdicts(self._state, ask)
 
     def allocation(self, key: str) -> Allocation | None:
-        with self._lock:
-            return self._state.allocations.get(key)
+        """The placement the core holds for `key`, read without waiting for a cycle to end.
+
+        One dictionary read of an immutable value (atomic in CPython): the answer is the state
+        just before or just after the cycle's commit of that pod, as with the lock, whose holder
+        may be in the middle of placing a whole batch. Every change a caller then asks for
+        (`add_ask`, `add_allocation`, `release_allocation`) checks the state again under the lock.
+        The pod watch asks this for every event; waiting for the lock there cost it 40 µs an
+        event in a burst."""
+        return self._state.allocations.get(key)
 
     def quota_of(self, key: str) -> str | None:
         """The elastic quota a pending or running pod counts against (`default`, `system` or a tree quota)."""
