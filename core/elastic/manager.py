@@ -384,7 +384,34 @@ class ElasticQuotaManager:
                         f"quota {quota} would exceed its runtime: {key} {shown[0]} used"
                         f" + {shown[1]} asked > {shown[2]} runtime{bounds}"
                     )
+            if self._settings.check_parent_quota:
+                refusal = self._parent_runtime_refusal(quota, resource)
+                if refusal is not None:
+                    return refusal
             return self._beyond_runtime(quota, spec, resource, keys, preemptible)
+
+    def _parent_runtime_refusal(self, quota: str, resource: Resource) -> str | None:
+        """Why admitting `resource` to `quota` would take a parent past its runtime, as
+        Koordinator's EnableCheckParentQuota checks every ancestor. A child may stand above a max
+        lowered under it, and the parent's runtime counts each child's request only up to its
+        max, so a sibling admitted within its own runtime could push their parent past its
+        runtime (caller holds the lock)."""
+        tree = self._fresh_tree()
+        for parent in self._ancestors(quota):
+            node = tree.nodes.get(parent)
+            if node is None:
+                continue
+            used = self._subtree_used(parent)
+            runtime = Resource(node.runtime)
+            for key in sorted(self._max(parent)):
+                asked = resource.get_value(key)
+                if asked and used.get_value(key) + asked > runtime.get_value(key):
+                    held, more, ceiling = format_amounts(key, used.get_value(key), asked, runtime.get_value(key))
+                    return (
+                        f"parent quota {parent} would exceed its runtime: {key} {held} used"
+                        f" + {more} asked > {ceiling} runtime"
+                    )
+        return None
 
     def ceiling_refusal(self, quota: str, resource: Resource, preemptible: bool) -> str | None:
         """Why `resource` more would take the quota past what it may hold however large the

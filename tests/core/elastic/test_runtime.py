@@ -290,3 +290,27 @@ def test_a_request_in_a_key_the_child_does_not_limit_still_reshares_a_short_pare
         each.add_pod_request("l1", Resource({CPU: 1, MEM: 0}), 1)
     oracle.recompute_all()
     assert tree.runtimes() == oracle.runtimes()
+
+
+def test_a_sibling_is_refused_while_a_child_above_its_lowered_max_keeps_the_parent_past_its_runtime() -> None:
+    # Found by `herder bench --fuzz` (seeds 70152, 71205). The parent's runtime counts each
+    # child's request only up to its max, so after team-a's max fell under what it runs the
+    # parent used more than its runtime; team-b, within its own runtime, must wait (as
+    # Koordinator's EnableCheckParentQuota checks every ancestor's runtime).
+    manager = _manager(20)
+    manager.update_quota(ElasticQuotaSpec("org", "", Resource({GPU: 14}), Resource({GPU: 14}), is_parent=True))
+    manager.update_quota(ElasticQuotaSpec("team-a", "a", Resource(), Resource({GPU: 4}), parent="org"))
+    manager.update_quota(ElasticQuotaSpec("team-b", "b", Resource(), Resource({GPU: 4}), parent="org"))
+    for i in range(4):
+        manager.add_request(f"a{i}", "team-a", Resource({GPU: 1}), True)
+        manager.allocate(f"a{i}", "team-a", Resource({GPU: 1}), True, 0, 0.0)
+    manager.update_quota(ElasticQuotaSpec("team-a", "a", Resource(), Resource({GPU: 3}), parent="org"))
+    for i in range(4):
+        manager.add_request(f"b{i}", "team-b", Resource({GPU: 1}), True)
+    for i in range(3):
+        assert manager.check_admission("team-b", Resource({GPU: 1}), True) is None
+        manager.allocate(f"b{i}", "team-b", Resource({GPU: 1}), True, 0, 1.0)
+    assert manager.runtime("org")[GPU] == 7  # team-a's 3 (its max) and team-b's 4
+    reason = manager.check_admission("team-b", Resource({GPU: 1}), True)  # org: 4 + 3 used + 1 > 7
+    assert reason is not None and "parent quota org would exceed its runtime" in reason
+    assert manager.runtime("team-b")[GPU] == 4  # its own runtime had room
