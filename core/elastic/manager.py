@@ -342,22 +342,37 @@ class ElasticQuotaManager:
             parent = self._tree.parent_of(parent)
         return found
 
-    def _parent_refusal(self, quota: str, resource: Resource) -> str | None:
-        """Why admitting `resource` to `quota` would take a parent past its max (Koordinator's
-        EnableCheckParentQuota): a child admitted against its own runtime while a sibling still
-        borrows would otherwise push their parent over its max until the recycler caught up."""
+    def _parent_refusal(self, quota: str, resource: Resource, by_runtime: bool) -> str | None:
+        """Why admitting `resource` to `quota` would take a parent past its max, or with
+        `by_runtime` first past its runtime (Koordinator's EnableCheckParentQuota checks every
+        ancestor's runtime). A child admitted against its own runtime while a sibling still
+        borrows, or while a child stands above a max lowered under it (the parent's runtime
+        counts each child's request only up to its max), would otherwise push their parent past
+        it until the recycler caught up (caller holds the lock)."""
+        tree = self._fresh_tree() if by_runtime else None
         for parent in self._ancestors(quota):
             spec = self._specs.get(parent)
             if spec is None:
                 continue
             used = self._subtree_used(parent)
+            node = tree.nodes.get(parent) if tree is not None else None
+            runtime = Resource(node.runtime) if node is not None else None
             for key in sorted(spec.max):
                 asked = resource.get_value(key)
-                if asked and used.get_value(key) + asked > spec.max.get_value(key):
-                    held, more, ceiling = format_amounts(key, used.get_value(key), asked, spec.max.get_value(key))
+                if not asked:
+                    continue
+                held = used.get_value(key)
+                if runtime is not None and held + asked > runtime.get_value(key):
+                    shown = format_amounts(key, held, asked, runtime.get_value(key))
                     return (
-                        f"parent quota {parent} would exceed its max: {key} {held} used + {more} asked > {ceiling}"
-                        " max (waiting for its other children to give back what they borrowed)"
+                        f"parent quota {parent} would exceed its runtime: {key} {shown[0]} used"
+                        f" + {shown[1]} asked > {shown[2]} runtime"
+                    )
+                if held + asked > spec.max.get_value(key):
+                    shown = format_amounts(key, held, asked, spec.max.get_value(key))
+                    return (
+                        f"parent quota {parent} would exceed its max: {key} {shown[0]} used + {shown[1]} asked"
+                        f" > {shown[2]} max (waiting for its other children to give back what they borrowed)"
                     )
         return None
 
@@ -384,34 +399,7 @@ class ElasticQuotaManager:
                         f"quota {quota} would exceed its runtime: {key} {shown[0]} used"
                         f" + {shown[1]} asked > {shown[2]} runtime{bounds}"
                     )
-            if self._settings.check_parent_quota:
-                refusal = self._parent_runtime_refusal(quota, resource)
-                if refusal is not None:
-                    return refusal
-            return self._beyond_runtime(quota, spec, resource, keys, preemptible)
-
-    def _parent_runtime_refusal(self, quota: str, resource: Resource) -> str | None:
-        """Why admitting `resource` to `quota` would take a parent past its runtime, as
-        Koordinator's EnableCheckParentQuota checks every ancestor. A child may stand above a max
-        lowered under it, and the parent's runtime counts each child's request only up to its
-        max, so a sibling admitted within its own runtime could push their parent past its
-        runtime (caller holds the lock)."""
-        tree = self._fresh_tree()
-        for parent in self._ancestors(quota):
-            node = tree.nodes.get(parent)
-            if node is None:
-                continue
-            used = self._subtree_used(parent)
-            runtime = Resource(node.runtime)
-            for key in sorted(self._max(parent)):
-                asked = resource.get_value(key)
-                if asked and used.get_value(key) + asked > runtime.get_value(key):
-                    held, more, ceiling = format_amounts(key, used.get_value(key), asked, runtime.get_value(key))
-                    return (
-                        f"parent quota {parent} would exceed its runtime: {key} {held} used"
-                        f" + {more} asked > {ceiling} runtime"
-                    )
-        return None
+            return self._beyond_runtime(quota, spec, resource, keys, preemptible, by_runtime=True)
 
     def ceiling_refusal(self, quota: str, resource: Resource, preemptible: bool) -> str | None:
         """Why `resource` more would take the quota past what it may hold however large the
@@ -435,12 +423,19 @@ class ElasticQuotaManager:
             return self._beyond_runtime(quota, spec, resource, list(maximum), preemptible)
 
     def _beyond_runtime(
-        self, quota: str, spec: ElasticQuotaSpec | None, resource: Resource, keys: list[str], preemptible: bool
+        self,
+        quota: str,
+        spec: ElasticQuotaSpec | None,
+        resource: Resource,
+        keys: list[str],
+        preemptible: bool,
+        by_runtime: bool = False,
     ) -> str | None:
-        """What else refuses `resource` more in the quota: a parent's max, and for a
+        """What else refuses `resource` more in the quota: a parent's max (and with `by_runtime`
+        its runtime: admission now, not the ceiling however the cluster grows), and for a
         non-preemptible pod its min (caller holds the lock)."""
         if self._settings.check_parent_quota:
-            refusal = self._parent_refusal(quota, resource)
+            refusal = self._parent_refusal(quota, resource, by_runtime)
             if refusal is not None:
                 return refusal
         if not preemptible and spec is not None:

@@ -75,7 +75,7 @@ def reserve(state: CoreState, now: float) -> int:
             continue
         app, ask = found
         key = ask.key
-        if key in book.by_ask or key in state.holds or key in state.preempting:
+        if _room_kept(state, key):
             _forget(book, path)  # its room is kept already
             continue
         rule = state.rules.get(key)
@@ -108,21 +108,16 @@ def _forget(book: ReservationBook, path: str) -> None:
     book.looked.pop(path, None)
 
 
+def _room_kept(state: CoreState, key: str) -> bool:
+    """Whether something keeps or makes room for the pending pod already: a reservation, room held
+    by preemption, or quota preemption under way. A node keeps one room per pending pod, so a
+    reservation made then would replace the held room, and the hold's end would take both."""
+    return key in state.reservations.by_ask or key in state.holds or key in state.preempting
+
+
 def _gang_asks(state: CoreState, app: Application) -> list[Ask]:
-    """The gang's pending placeholders whose room nothing keeps yet (no reservation, no room
-    held by preemption), in the order they are tried. A node keeps one room per pending pod: a
-    reservation made for a placeholder that preemption holds room for replaced the held room,
-    and when the hold ended the reservation's room went with it while the book still counted
-    it, so a full node took the placeholder."""
-    book = state.reservations
-    asks = [
-        ask
-        for ask in app.asks.values()
-        if ask.placeholder
-        and ask.key not in book.by_ask
-        and ask.key not in state.holds
-        and ask.key not in state.preempting
-    ]
+    """The gang's pending placeholders whose room nothing keeps yet, in the order they are tried."""
+    asks = [ask for ask in app.asks.values() if ask.placeholder and not _room_kept(state, ask.key)]
     return sorted(asks, key=lambda ask: (-ask.priority, ask.created, ask.key))
 
 
