@@ -8,7 +8,8 @@ report) twice and returns the problems found, each a sentence naming the moment 
 - a placement never takes anything above its bound: after each moment at which pods were placed,
   the nodes, queues (max and maxapplications), elastic quotas (max and runtime, the parents' too)
   and users' and groups' limits (maxresources, maxapplications) that took a pod are within their
-  bounds. Usage may stand above a bound a later change lowered (a smaller queue max or quota, a
+  bounds. A quota's runtime is not checked for a pod placed before a pod of the default or system
+  quota in the same moment: the tree shares what those quotas leave, so the later pod lowered it. Usage may stand above a bound a later change lowered (a smaller queue max or quota, a
   pod resized in place as kube-scheduler counts it: docs/simulation.md), but no pod is placed there;
   likewise more applications may run than a lowered maxapplications allows, but no application
   that had not run yet starts there (one already running may still place its pods, as in YuniKorn);
@@ -141,7 +142,8 @@ class _Watch:
         groups = {g["groupName"]: g for g in dump["usage"]["groups"]}
         resized_nodes = {alloc.node_id for key in self._resized if (alloc := scheduler.allocation(key)) is not None}
         started = set(self._started)
-        for key in placed:
+        outside = [scheduler.quota_of(key) in (DEFAULT_QUOTA, SYSTEM_QUOTA) for key in placed]
+        for index, key in enumerate(placed):
             allocation = scheduler.allocation(key)
             if allocation is None:
                 continue  # placed and gone again at the same moment (its bind was refused)
@@ -162,10 +164,14 @@ class _Watch:
                         self.problems.append(f"{where}: queue {path} runs {queue['runningApps']} apps > max {limit}")
                 path = path.rpartition(".")[0]
             quota = scheduler.quota_of(key)
+            # A pod of the default or system quota placed later in this moment shrinks the tree's
+            # pool, and so the runtimes this pod was admitted under: only the max still bounds it.
+            runtime_bounds = not any(outside[index + 1 :])
             while quota and quota not in (DEFAULT_QUOTA, SYSTEM_QUOTA) and quota in quotas:
                 doc = quotas[quota]
                 self._within(where, f"quota {quota}", doc["used"], doc["max"])
-                self._within(where, f"quota {quota} (runtime)", doc["used"], doc["runtime"])
+                if runtime_bounds:
+                    self._within(where, f"quota {quota} (runtime)", doc["used"], doc["runtime"])
                 quota = doc["parent"]
             app = allocation.application_id
             user = users.get(allocation.ask.user.user) if allocation.ask is not None else None
