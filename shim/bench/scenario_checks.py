@@ -9,8 +9,9 @@ report) twice and returns the problems found, each a sentence naming the moment 
   the nodes, queues (max and maxapplications), elastic quotas (max and runtime, the parents' too)
   and users' and groups' limits (maxresources, maxapplications) that took a pod are within their
   bounds. A quota's runtime is not checked for a pod placed before a pod of the default or system
-  quota in the same moment: the tree shares what those quotas leave, so the later pod lowered it. Usage may stand above a bound a later change lowered (a smaller queue max or quota, a
-  pod resized in place as kube-scheduler counts it: docs/simulation.md), but no pod is placed there;
+  quota in the same moment: the tree shares what those quotas leave, so the later pod lowered it.
+  Usage may stand above a bound a later change lowered (a smaller queue max or quota, a pod
+  resized in place as kube-scheduler counts it: docs/simulation.md), but no pod is placed there;
   likewise more applications may run than a lowered maxapplications allows, but no application
   that had not run yet starts there (one already running may still place its pods, as in YuniKorn);
 - the simulated API server never refuses one of Herder's binds for a reason that means the core
