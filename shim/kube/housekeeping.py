@@ -2,7 +2,8 @@
 
 Every tick (about a second): re-read the scheduler ConfigMap and hot-reload it when it changed,
 ask again for pods whose binding failed once their back-off is over, read again pods whose
-binding's outcome is still unknown (the response was lost and the pod could not be read),
+binding's outcome is still unknown (the response was lost and the pod could not be read), post
+again the bindings given up on transient errors of pods the server still shows pending,
 finish quota deletions the core deferred. Every ten seconds, when something happened: one log line saying what the
 replica did. (Pods and nodes that vanish unseen are the watches' business: they watch from the
 start-up listing's resourceVersion and list again when it expires, shim/kube/watch/reflector.py.)
@@ -61,6 +62,8 @@ class Housekeeper:
         self._op.pods.retry_due()
         for key in self._op.pods.unresolved_due():
             self._op.look_at_binding(key)
+        for key, node in self._op.pods.repost_due():
+            self._op.binder.submit(key, node)
         self._op.quotas.retry()
 
     def _progress(self) -> None:

@@ -77,9 +77,6 @@ class OperatorOptions:
     source: ConfigSource
     identity: str
     bind_timeout: float = 10.0
-    # After a binding given up on timeouts, how long a "pending" answer is not final: the API
-    # server's request timeout (60 s), past which an attempt it still held can no longer commit.
-    bind_doubt: float = 60.0
     housekeeping_interval: float = 1.0
     # How long a placed pod waits for the claims Herder wrote to bind before it is given back
     # (kube-scheduler's VolumeBinding bindTimeoutSeconds, 600 s by default there).
@@ -483,8 +480,8 @@ class HerderOperator:
             error = self._bind_errors.pop(f"{where[0]}/{where[1]}", None)
             verdict = classify(error) if error is not None else GONE
             self.metrics.bind_error({GONE: "gone", RETRY: "exhausted"}.get(verdict, "failed"))
-            if verdict == RETRY:  # the last attempts timed out or lost their answer: one may still land
-                self.pods.binding_in_doubt(key, self.options.bind_doubt)
+            # transient: the placement stays and the binding is posted again while the pod is pending
+            self.pods.binding_given_up(key, transient=verdict == RETRY)
         self.look_at_binding(key)
 
     def look_at_binding(self, key: str) -> None:

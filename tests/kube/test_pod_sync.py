@@ -260,22 +260,62 @@ def test_an_unresolved_binding_the_server_shows_pending_is_rolled_back_and_asked
     assert scheduler.schedule() == 1
 
 
-def test_a_pending_answer_is_not_final_while_a_timed_out_attempt_may_still_commit(world: Any) -> None:
+def test_a_binding_given_up_on_transient_errors_keeps_its_placement_and_is_posted_again(world: Any) -> None:
+    # Issue 15, point 8: an overloaded server never makes a placement come and go.
     scheduler, pods, _, clock = world
     pods.namespace_changed(ML)
     pods.apply(pod("job"))
     scheduler.schedule()
     node = scheduler.allocation("uid-job").node_id
-    pods.binding_in_doubt("uid-job", 6.0)  # the binder's attempts all timed out
-    pods.binding_failed("uid-job", pod("job"), gone=False)  # read before the slow attempt committed
+    pods.binding_given_up("uid-job", transient=True)  # the binder's attempts all timed out
+    pods.binding_failed("uid-job", pod("job"), gone=False)  # read back pending
     assert scheduler.allocation("uid-job").node_id == node
-    clock.now += 2
-    pods.binding_failed("uid-job", pod("job", node=node, phase="Running"), gone=False)  # then it landed
-    assert scheduler.allocation("uid-job").node_id == node and pods.unresolved() == 0
-    pods.binding_in_doubt("uid-job", 6.0)
-    clock.now += 7  # past the doubt: pending is pending
+    assert pods.repost_due() == []  # posted again after a back-off, not at once
+    clock.now += 1
+    assert pods.repost_due() == [("uid-job", node)]
+    assert pods.repost_due() == []  # once, until the binder gives it back again
+    pods.binding_given_up("uid-job", transient=True)
+    pods.binding_failed("uid-job", pod("job"), gone=False)
+    clock.now += 0.9
+    assert pods.repost_due() == []  # the delay doubles
+    clock.now += 0.2
+    assert pods.repost_due() == [("uid-job", node)]
+    clock.now += 600  # however long the server stays overloaded, the placement stays
+    assert scheduler.queue_document("root")["allocatedResource"]["vcore"] == 1000
+    pods.binding_given_up("uid-job", transient=True)
+    pods.binding_failed("uid-job", pod("job", node=node, phase="Running"), gone=False)  # a held attempt landed
+    assert scheduler.allocation("uid-job").node_id == node
+    clock.now += 60
+    assert pods.repost_due() == []
+
+
+def test_a_final_refusal_rolls_a_reposted_placement_back(world: Any) -> None:
+    scheduler, pods, _, clock = world
+    pods.namespace_changed(ML)
+    pods.apply(pod("job"))
+    scheduler.schedule()
+    pods.binding_given_up("uid-job", transient=True)
+    pods.binding_failed("uid-job", pod("job"), gone=False)
+    clock.now += 1
+    assert len(pods.repost_due()) == 1
+    pods.binding_given_up("uid-job", transient=False)  # say, a 403 or this replica lost the Lease
     pods.binding_failed("uid-job", pod("job"), gone=False)
     assert scheduler.allocation("uid-job") is None
+    clock.now += 60
+    assert pods.repost_due() == []
+
+
+def test_a_reposted_binding_is_dropped_when_the_pod_goes(world: Any) -> None:
+    scheduler, pods, _, clock = world
+    pods.namespace_changed(ML)
+    job = pod("job")
+    pods.apply(job)
+    scheduler.schedule()
+    pods.binding_given_up("uid-job", transient=True)
+    pods.binding_failed("uid-job", job, gone=False)
+    pods.delete(job)
+    clock.now += 60
+    assert pods.repost_due() == [] and scheduler.allocation("uid-job") is None
 
 
 def _gang_member(name: str, node: str | None) -> dict[str, Any]:

@@ -42,7 +42,7 @@ from shim.convert.identity import is_herder_pod
 from shim.convert.namespaces import namespace_problems, namespace_tags
 from shim.convert.objects import ConversionError
 from shim.convert.pod_size import pod_resource
-from shim.convert.pod_view import PodView, read_pod
+from shim.convert.pod_view import PodView, as_view, read_pod
 from shim.convert.pods import bound_allocation, pod_is_finished, pod_key, pod_node, pod_to_allocation
 from shim.convert.rules import string_labels
 from shim.convert.sibling_asks import SiblingAsks
@@ -113,10 +113,11 @@ class PodSync:
         # Bindings whose outcome is unknown (the response was lost and the pod could not be
         # read): the placement stays and the pod is read again at (when, next delay).
         self._unresolved: dict[str, tuple[float, float]] = {}
-        # Bindings given up after attempts whose outcome is unknown (timeouts, dropped
-        # connections): one of them may still commit, so until this time a "pending" answer
-        # is not final either.
-        self._in_doubt_until: dict[str, float] = {}
+        # Bindings the binder gave up on transient errors (5xx, 429, timeouts, dropped
+        # connections): the placement stays and, while the server shows the pod pending, the
+        # binding is posted again at (when, next delay) (`repost_due`).
+        self._transient: set[str] = set()
+        self._repost: dict[str, tuple[float, float]] = {}
 
     @property
     def scheduler_name(self) -> str:
@@ -180,7 +181,6 @@ class PodSync:
             self._seen.pop(key, None)
             self._retry.pop(key, None)
             self._unresolved.pop(key, None)
-            self._in_doubt_until.pop(key, None)
             self._unwait(key, _namespace_of(pod))
             self._release(key)
             if self._groups is not None:
@@ -240,7 +240,7 @@ class PodSync:
     def _apply_bound(self, key: str, pod: PodView, node: str, namespace: Mapping[str, Any]) -> None:
         self._retry.pop(key, None)
         self._unresolved.pop(key, None)  # the server says where it runs
-        self._in_doubt_until.pop(key, None)
+        self._settled(key)
         current = self._allocation(key)
         if current is None and self._retiring(key):
             return  # a placeholder the core released: its DELETED event is on its way
@@ -261,6 +261,7 @@ class PodSync:
         self._known[key] = Known(OWN, node)
 
     def _release(self, key: str) -> None:
+        self._settled(key)
         if self._known.pop(key, None) is not None:
             self._core().release_allocation(key)
 
@@ -328,21 +329,27 @@ class PodSync:
         self._cache.drop_namespace(str((namespace.get("metadata") or {}).get("name") or ""))
 
     # -- bindings that did not land ----------------------------------------------------------
-    def binding_in_doubt(self, key: str, for_seconds: float) -> None:
-        """The binder gave up after attempts whose outcome is unknown: one may still commit at the
-        server, so for `for_seconds` a pod the server shows pending keeps its placement."""
+    def binding_given_up(self, key: str, transient: bool) -> None:
+        """The binder gave the pod back: after transient errors only (5xx, 429, timeouts, lost
+        answers) or on a final one (another 4xx, this replica no longer leading)."""
         with self._lock:
-            self._in_doubt_until[key] = self._clock() + for_seconds
+            if transient:
+                self._transient.add(key)
+            else:
+                self._settled(key)
 
     def binding_failed(self, key: str, fresh: Mapping[str, Any] | None, gone: bool) -> None:
         """The binder gave the pod back; `fresh` is the pod re-read from the API (None if that failed).
 
         The server's word wins. The core's placement is rolled back only when the server shows
-        the pod pending, bound elsewhere, or gone; when the pod could not be read (an overloaded
-        server), the placement stays and the pod is read again later (`unresolved_due`): a lost
-        response may hide a binding the server committed, and the watch's copy may be older
-        than it. After attempts whose outcome is unknown (`binding_in_doubt`), "pending" is not
-        final until none of them can commit any more. A pod still pending is asked for again
+        the pod bound elsewhere or gone, or pending after a final refusal; when the pod could not
+        be read (an overloaded server), the placement stays and the pod is read again later
+        (`unresolved_due`): a lost response may hide a binding the server committed, and the
+        watch's copy may be older than it. A pod the server shows pending after transient errors
+        keeps its placement and its binding is posted again after a growing delay
+        (`repost_due`): an attempt the server still holds may yet commit (the next one is then
+        refused with 409 and the pod read bound there), and an overloaded server never makes
+        placements come and go. A pod still pending after a final refusal is asked for again
         after a growing delay (the core holds it pending in its application meanwhile); a bound
         one is recovered where it runs; a deleted one is released.
         """
@@ -353,12 +360,11 @@ class PodSync:
                 self._release(key)
                 return
             current = self._core().allocation(key)
-            in_doubt = self._in_doubt_until.get(key, 0.0) > self._clock()
-            if current is not None and (fresh is None or (in_doubt and pod_node(fresh) is None)):
+            if current is not None and fresh is None:
                 cached = self._cache.pod(key)
                 if cached is not None and pod_node(cached) == current.node_id:
                     self._unresolved.pop(key, None)  # the watch showed it bound there: a binding stays
-                    self._in_doubt_until.pop(key, None)
+                    self._settled(key)
                     self._known[key] = Known(OWN, current.node_id)
                     return
                 delay = self._unresolved.get(key, (0.0, FIRST_RETRY))[1]
@@ -366,12 +372,27 @@ class PodSync:
                 log.info("binding of pod %s unresolved; reading it again in %.1fs", key, delay)
                 return
             self._unresolved.pop(key, None)
-            self._in_doubt_until.pop(key, None)
             pod = fresh if fresh is not None else self._cache.pod(key)
             node = pod_node(pod) if pod is not None else None
             if current is not None and node == current.node_id:
+                self._settled(key)
                 self._known[key] = Known(OWN, node)
                 return
+            if (
+                current is not None
+                and key in self._transient
+                and pod is not None
+                and node is None
+                and not pod_is_finished(pod)
+                and not as_view(pod).deleting
+            ):
+                delay = self._repost.get(key, (0.0, FIRST_RETRY))[1]
+                self._repost[key] = (self._clock() + delay, min(delay * 2, LAST_RETRY))
+                log.info(
+                    "binding of %s to %s failed for now; posted again in %.1fs", _name_of(pod), current.node_id, delay
+                )
+                return
+            self._settled(key)
             if pod is not None and node is None:
                 delay = self._retry.get(key, (0.0, FIRST_RETRY))[1]
                 self._retry[key] = (self._clock() + delay, min(delay * 2, LAST_RETRY))
@@ -386,6 +407,28 @@ class PodSync:
                 self._known.pop(key, None)
             if pod is not None:
                 self.apply(pod)
+
+    def _settled(self, key: str) -> None:
+        self._transient.discard(key)
+        self._repost.pop(key, None)
+
+    def repost_due(self) -> list[tuple[str, str]]:
+        """(pod, node) of placements whose binding is due to be posted again (`binding_failed`):
+        the core still holds the placement and the watch shows the pod pending."""
+        now = self._clock()
+        due: list[tuple[str, str]] = []
+        with self._lock:
+            for key, (when, _) in list(self._repost.items()):
+                if when > now:
+                    continue
+                current = self._core().allocation(key)
+                cached = self._cache.pod(key)
+                if current is None or cached is None or pod_node(cached) is not None:
+                    self._settled(key)  # released, deleted or bound meanwhile
+                    continue
+                self._repost[key] = (float("inf"), self._repost[key][1])  # until the binder gives it back
+                due.append((key, current.node_id))
+        return due
 
     def unresolved_due(self) -> list[str]:
         """Pods whose binding's outcome is unknown and are due to be read again."""
