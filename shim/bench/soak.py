@@ -37,8 +37,9 @@ def run_soak(pods: int, delays: str) -> dict[str, Any]:
 
 
 def run_suite_test(test: Path, env: dict[str, str], flag: str) -> tuple[bool, str, float, float]:
-    """Run one of the suite's emulator tests at a size `env` sets: (it passed, its last line,
-    wall seconds, CPU seconds of the run); RuntimeError when this is no source checkout."""
+    """Run one of the suite's emulator tests at a size `env` sets: (it passed, its last line and
+    the first line of a failed assertion, wall seconds, CPU seconds of the run); RuntimeError
+    when this is no source checkout."""
     root = Path(__file__).resolve().parents[2]
     missing = [name for name in ("pytest", "kmock") if importlib.util.find_spec(name) is None]
     if missing or not (root / test).is_file():
@@ -54,4 +55,7 @@ def run_suite_test(test: Path, env: dict[str, str], flag: str) -> tuple[bool, st
     cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime)
     lines = [line for line in done.stdout.splitlines() if line.strip()]
-    return done.returncode == 0, lines[-1] if lines else done.stderr.strip()[-500:], seconds, cpu
+    outcome = lines[-1] if lines else done.stderr.strip()[-500:]
+    # what broke, as pytest said it: the first line of the failed assertion
+    broken = next((line[1:].strip() for line in lines if line.startswith("E ")), None)
+    return done.returncode == 0, f"{outcome}: {broken[:300]}" if broken else outcome, seconds, cpu

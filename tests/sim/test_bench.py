@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from shim.bench.output import figure_lines
+from shim.bench.soak import run_suite_test
 from shim.cli import main
 from shim.sim.scenario import load_scenario
 
@@ -308,3 +309,13 @@ def test_the_preemption_bench_evicts_the_same_pods_in_every_run(monkeypatch: pyt
         assert run_scheduling(20, 2000, preemption=True)["preempted"] > 0
         runs.append(list(evicted))
     assert runs[0] and runs[0] == runs[1] == runs[2]
+
+
+def test_a_suite_test_run_at_full_size_says_which_check_broke(tmp_path: Path) -> None:
+    broken = tmp_path / "test_broken.py"
+    broken.write_text(
+        "def test_count() -> None:\n    drops = [(1500, 1499)]\n    assert not drops, f'count went down: {drops}'\n"
+    )
+    passed, outcome, _, _ = run_suite_test(broken, {}, "--soak")
+    assert not passed
+    assert "1 failed" in outcome and "count went down: [(1500, 1499)]" in outcome
