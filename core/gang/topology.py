@@ -215,7 +215,7 @@ def _amount(name: str, value: int) -> str:
 
 def _judge(state: CoreState, gang: Gang, topology: GangTopology) -> None:
     """Choose the gang's domains again when anything changed since the last choice."""
-    stamp = (state.version, len(state.allocations))
+    stamp = state.usage_stamp()
     if gang.choice_stamp == stamp:
         return
     gang.choice_stamp = stamp

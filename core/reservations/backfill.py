@@ -48,7 +48,7 @@ def reserved_start(state: CoreState, node_id: str, now: float) -> float | None:
     node = state.partition.nodes.get(node_id)
     if not on_node or node is None:
         return None
-    stamp = (state.version, len(state.allocations))
+    stamp = state.usage_stamp()
     cached = book.starts.get(node_id)
     if cached is not None and cached[0] == stamp:
         return cached[1]
@@ -63,7 +63,7 @@ def _rooms(state: CoreState) -> list[tuple[str, Resource]]:
     """Each reserved node's free room (its reservations' kept room included), read again once
     pods came or went."""
     book = state.reservations
-    stamp = (state.version, len(state.allocations))
+    stamp = state.usage_stamp()
     if book.rooms[0] != stamp:
         nodes = state.partition.nodes
         room_of = book.room_of
