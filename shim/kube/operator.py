@@ -382,6 +382,9 @@ class HerderOperator:
     def _deposed(self) -> None:
         self.status.set_leader(False)
         self.loops.stop()
+        # Bindings kept to be posted again are no longer this replica's to post: the leader
+        # places those pods (or this one again, once re-elected, from a fresh decision).
+        self.pods.roll_back_reposts()
 
     def _relist_pods(self, pods: list[dict[str, Any]], began: float) -> None:
         for pod in pods:
@@ -456,10 +459,12 @@ class HerderOperator:
     def _post_binding(self, namespace: str, name: str, node: str, pod: str) -> None:
         if self._dead.is_set():
             raise ConnectionError("this replica is stopped")
-        if not self.may_write():
-            raise NotLeader(f"{self.identity} does not hold a freshly renewed Lease; not binding {namespace}/{name}")
-        began = time.monotonic()
         key = f"{namespace}/{name}"
+        if not self.may_write():
+            lapsed = NotLeader(f"{self.identity} does not hold a freshly renewed Lease; not binding {key}")
+            self._bind_errors[key] = lapsed  # what the give-back decides by (`_binding_given_back`)
+            raise lapsed
+        began = time.monotonic()
         cached = self.cache.pod(pod)
         uid = ((cached or {}).get("metadata") or {}).get("uid")
         try:
@@ -480,8 +485,11 @@ class HerderOperator:
             error = self._bind_errors.pop(f"{where[0]}/{where[1]}", None)
             verdict = classify(error) if error is not None else GONE
             self.metrics.bind_error({GONE: "gone", RETRY: "exhausted"}.get(verdict, "failed"))
-            # transient: the placement stays and the binding is posted again while the pod is pending
-            self.pods.binding_given_up(key, transient=verdict == RETRY)
+            # Transient: the placement stays and the binding is posted again while the pod is
+            # pending. A Lease renewed too late to write (a slow API server) is transient too while
+            # this replica still leads; once it steps down, `_deposed` rolls such placements back.
+            lapsed = isinstance(error, NotLeader) and self.leadership.leading
+            self.pods.binding_given_up(key, transient=verdict == RETRY or lapsed)
         self.look_at_binding(key)
 
     def look_at_binding(self, key: str) -> None:

@@ -3,6 +3,8 @@ bound exactly once, where the core thinks it is."""
 
 from __future__ import annotations
 
+import threading
+import time
 from collections import Counter
 
 import pytest
@@ -74,3 +76,35 @@ def test_placements_stay_while_their_bindings_time_out_and_are_posted_again(clus
     assert full and all(p == full[0] for p in placements[placements.index(full[0]) :]), "a placement came and went"
     states.update(entry["applicationState"] for entry in doc["stateLog"])
     assert "Completing" not in states, states
+
+
+def test_placements_stay_while_the_lease_renewal_is_late_and_bind_once_it_lands(cluster: Cluster) -> None:
+    """A slow API server answers a Lease renewal after the renew deadline: fencing lets the
+    leader write nothing until one lands. Its placements stay and their bindings are posted
+    again; they were rolled back and made again (a slow server's churn)."""
+    herder = cluster.start_herder()
+    leadership = herder.operator.leadership
+    eventually(leadership.may_act, "the Lease")
+    fresh = leadership.may_act
+    # the renewal turns late between the cycle's placements and their bindings
+    leadership.may_act = lambda: fresh() and not threading.current_thread().name.startswith("herder-bind")  # type: ignore[method-assign]
+    cluster.create_namespace("batch")
+    names = cluster.create_pods("batch", 3, cpu="100m", labels={"yunikorn.apache.org/app-id": "three"})
+    placements: list[int] = []
+
+    def placed() -> int:
+        doc = herder.scheduler.application_document("three")
+        placements.append(len((doc or {}).get("allocations", [])))
+        return placements[-1]
+
+    eventually(lambda: placed() == 3, "the pods placed")
+    for _ in range(30):  # the back-off runs out and the reposts are refused again, before any request
+        placed()
+        time.sleep(0.1)
+    assert cluster.server.bindings() == [] and leadership.leading
+    leadership.may_act = fresh  # type: ignore[method-assign]  # a renewal landed
+    cluster.all_bound("batch", timeout=60)
+    placed()
+    assert min(placements[placements.index(3) :]) == 3, "a placement came and went"
+    successes = Counter(b.name for b in cluster.server.bindings() if b.code == 201)
+    assert set(successes) == set(names) and max(successes.values()) == 1

@@ -305,6 +305,21 @@ def test_a_final_refusal_rolls_a_reposted_placement_back(world: Any) -> None:
     assert pods.repost_due() == []
 
 
+def test_a_replica_that_steps_down_rolls_its_kept_placements_back(world: Any) -> None:
+    # The Lease lapsed while bindings were kept to be posted again: the leader places those pods now.
+    scheduler, pods, _, clock = world
+    pods.namespace_changed(ML)
+    pods.apply(pod("job"))
+    scheduler.schedule()
+    pods.binding_given_up("uid-job", transient=True)
+    pods.binding_failed("uid-job", pod("job"), gone=False)
+    assert pods.roll_back_reposts() == 1
+    assert scheduler.allocation("uid-job") is None
+    clock.now += 60
+    assert pods.repost_due() == [] and pods.roll_back_reposts() == 0
+    assert scheduler.schedule() == 1  # re-elected: a fresh decision, after the back-off
+
+
 def test_a_reposted_binding_is_dropped_when_the_pod_goes(world: Any) -> None:
     scheduler, pods, _, clock = world
     pods.namespace_changed(ML)

@@ -430,6 +430,24 @@ class PodSync:
                 due.append((key, current.node_id))
         return due
 
+    def roll_back_reposts(self) -> int:
+        """This replica stopped leading: placements kept for their bindings to be posted again
+        are rolled back, each pod pending again after the first back-off; how many."""
+        with self._lock:
+            keys = list(self._repost)
+            rolled = 0
+            for key in keys:
+                self._settled(key)
+                cached = self._cache.pod(key)
+                if self._core().allocation(key) is None or cached is None or pod_node(cached) is not None:
+                    continue
+                self._retry[key] = (self._clock() + FIRST_RETRY, FIRST_RETRY * 2)
+                self._core().binding_failed(key, FIRST_RETRY)
+                self._known[key] = Known(ASK)
+                rolled += 1
+            self._transient.clear()
+            return rolled
+
     def unresolved_due(self) -> list[str]:
         """Pods whose binding's outcome is unknown and are due to be read again."""
         now = self._clock()
