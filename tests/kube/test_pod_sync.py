@@ -260,16 +260,21 @@ def test_an_unresolved_binding_the_server_shows_pending_is_rolled_back_and_asked
     assert scheduler.schedule() == 1
 
 
-def test_a_binding_given_up_on_transient_errors_keeps_its_placement_and_is_posted_again(world: Any) -> None:
-    # Issue 15, point 8: an overloaded server never makes a placement come and go.
-    scheduler, pods, _, clock = world
+def _kept_for_repost(scheduler: Any, pods: Any) -> str:
+    """A placed pod whose binder gave up on transient errors, read back pending: its node."""
     pods.namespace_changed(ML)
     pods.apply(pod("job"))
     scheduler.schedule()
-    node = scheduler.allocation("uid-job").node_id
     pods.binding_given_up("uid-job", transient=True)  # the binder's attempts all timed out
     pods.binding_failed("uid-job", pod("job"), gone=False)  # read back pending
-    assert scheduler.allocation("uid-job").node_id == node
+    node: str = scheduler.allocation("uid-job").node_id
+    return node
+
+
+def test_a_binding_given_up_on_transient_errors_keeps_its_placement_and_is_posted_again(world: Any) -> None:
+    # Issue 15, point 8: an overloaded server never makes a placement come and go.
+    scheduler, pods, _, clock = world
+    node = _kept_for_repost(scheduler, pods)
     assert pods.repost_due() == []  # posted again after a back-off, not at once
     clock.now += 1
     assert pods.repost_due() == [("uid-job", node)]
@@ -291,14 +296,10 @@ def test_a_binding_given_up_on_transient_errors_keeps_its_placement_and_is_poste
 
 def test_a_final_refusal_rolls_a_reposted_placement_back(world: Any) -> None:
     scheduler, pods, _, clock = world
-    pods.namespace_changed(ML)
-    pods.apply(pod("job"))
-    scheduler.schedule()
-    pods.binding_given_up("uid-job", transient=True)
-    pods.binding_failed("uid-job", pod("job"), gone=False)
+    _kept_for_repost(scheduler, pods)
     clock.now += 1
     assert len(pods.repost_due()) == 1
-    pods.binding_given_up("uid-job", transient=False)  # say, a 403 or this replica lost the Lease
+    pods.binding_given_up("uid-job", transient=False)  # say, a 403
     pods.binding_failed("uid-job", pod("job"), gone=False)
     assert scheduler.allocation("uid-job") is None
     clock.now += 60
@@ -308,11 +309,7 @@ def test_a_final_refusal_rolls_a_reposted_placement_back(world: Any) -> None:
 def test_a_replica_that_steps_down_rolls_its_kept_placements_back(world: Any) -> None:
     # The Lease lapsed while bindings were kept to be posted again: the leader places those pods now.
     scheduler, pods, _, clock = world
-    pods.namespace_changed(ML)
-    pods.apply(pod("job"))
-    scheduler.schedule()
-    pods.binding_given_up("uid-job", transient=True)
-    pods.binding_failed("uid-job", pod("job"), gone=False)
+    _kept_for_repost(scheduler, pods)
     assert pods.roll_back_reposts() == 1
     assert scheduler.allocation("uid-job") is None
     clock.now += 60
@@ -322,13 +319,8 @@ def test_a_replica_that_steps_down_rolls_its_kept_placements_back(world: Any) ->
 
 def test_a_reposted_binding_is_dropped_when_the_pod_goes(world: Any) -> None:
     scheduler, pods, _, clock = world
-    pods.namespace_changed(ML)
-    job = pod("job")
-    pods.apply(job)
-    scheduler.schedule()
-    pods.binding_given_up("uid-job", transient=True)
-    pods.binding_failed("uid-job", job, gone=False)
-    pods.delete(job)
+    _kept_for_repost(scheduler, pods)
+    pods.delete(pod("job"))
     clock.now += 60
     assert pods.repost_due() == [] and scheduler.allocation("uid-job") is None
 
