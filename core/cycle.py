@@ -333,6 +333,8 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
         return None
     quota = state.ask_quota.get(ask.key, DEFAULT_QUOTA)
     reason = state.quotas.check_admission(quota, ask.resource, ask.preemptible)
+    if reason is None and state.preempting:
+        reason = _quota_room_held(state, ask, quota)
     rule = QUOTA
     if reason is not None:
         state.quota_sensitive_version = state.version
@@ -564,6 +566,31 @@ def _lowest_preemptible_priority(state: CoreState, quota: str) -> int | None:
     )
     state.preempt_floor[quota] = (stamp, lowest)
     return lowest
+
+
+def _quota_room_held(state: CoreState, ask: Ask, quota: str) -> str | None:
+    """Why a pod may not take quota room that in-quota preemption is freeing for pods of a
+    higher priority: the room their victims leave is theirs. Without this, a lower pod (a gang's
+    placeholder, made again each time it goes) took it, was preempted in turn, and so on for ever."""
+    if quota in (DEFAULT_QUOTA, SYSTEM_QUOTA):
+        return None
+    held: Resource | None = None
+    names = []
+    for key in sorted(state.preempting):
+        if key == ask.key or state.ask_quota.get(key) != quota:
+            continue
+        app = state.ask_app.get(key)
+        preemptor = app.asks.get(key) if app is not None else None
+        if preemptor is None or preemptor.priority <= ask.priority:
+            continue
+        held = preemptor.resource if held is None else held + preemptor.resource
+        names.append(preemptor.display_name)
+    if held is None:
+        return None
+    refused = state.quotas.check_admission(quota, ask.resource + held, ask.preemptible)
+    if refused is None:
+        return None
+    return f"quota {quota} keeps the room its preemption frees for {', '.join(names)} (higher priority): {refused}"
 
 
 def _maybe_preempt(state: CoreState, ask: Ask, quota: str, now: float) -> None:
