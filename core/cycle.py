@@ -50,7 +50,7 @@ from core.reservations.backfill import backfilled, reserved_use
 from core.reservations.reserve import end as end_reservation
 from core.reservations.reserve import note_refused, reserved_node, waiting_reason, yield_node
 from core.resources import Resource
-from core.state import CoreState
+from core.state import CoreState, Hold
 
 
 def allocate_one(state: CoreState, now: float) -> Allocation | None:
@@ -364,8 +364,14 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
             ugm.decrease_tracked_resource(leaf.path, app.app_id, ask.resource, app.user, not app.is_running)
         if quota not in (DEFAULT_QUOTA, SYSTEM_QUOTA) and _preemption_may_help(state, ask):
             state.quota_sensitive_version = state.version
+        if held and rule == QUOTA and waiting_for_victims(state, state.holds[ask.key]) is None:
+            # its victims are gone and its quota still refuses it (the quota room went elsewhere):
+            # the held node room is let go and a new plan may follow
+            release_hold(state, ask.key)
+            state.hold_let_go = True
+            held = False
         if not held:
-            _maybe_preempt(state, ask, quota, now)
+            _maybe_preempt(state, leaf, ask, quota, now)
         if ask.key in state.preempting:
             reason = f"{reason}; waiting for preempted pods of quota {quota} to end"
         _park(state, app, ask, reason or "cannot run", now, rule)
@@ -593,7 +599,7 @@ def _quota_room_held(state: CoreState, ask: Ask, quota: str) -> str | None:
     return f"quota {quota} keeps the room its preemption frees for {', '.join(names)} (higher priority): {refused}"
 
 
-def _maybe_preempt(state: CoreState, ask: Ask, quota: str, now: float) -> None:
+def _maybe_preempt(state: CoreState, leaf: Queue, ask: Ask, quota: str, now: float) -> None:
     """In-quota preemption: lower-priority preemptible pods of the same quota on one node."""
     if quota in (DEFAULT_QUOTA, SYSTEM_QUOTA):
         return
@@ -639,6 +645,15 @@ def _maybe_preempt(state: CoreState, ask: Ask, quota: str, now: float) -> None:
         return
     victims = frozenset(plan.victims)
     state.preempting[ask.key] = victims
+    # The node's room its victims free is held for it, as cross-queue preemption holds it: else a
+    # lower pod tried first (a gang's placeholder, made again each time it goes) took it, was
+    # preempted in turn, and so on for ever.
+    held_on = partition.nodes.get(plan.node)
+    if held_on is not None:
+        end_reservation(state, ask.key, now, "preemption makes room for it instead")  # one kept room per pod
+        state.holds[ask.key] = Hold(plan.node, victims, ask.resource, leaf.path)
+        held_on.hold(ask.key, ask.resource)
+        partition.node_index.refresh(held_on)
     for key in sorted(victims):
         allocation = state.allocations.get(key)
         if allocation is None:

@@ -5,6 +5,11 @@ stayed) and kept as they were written: each must now keep every bound and settle
   fit its quota's runtime; a gang's placeholder of a lower priority, tried first, took the quota
   room the eviction freed; the preemptor evicted the placeholder, the gang made another one, and
   the moment never settled ("still binding or evicting after 1000 rounds").
+- `node-room-taken-by-a-lower-pod.yaml` (seed 601724): the same on node room; in-quota
+  preemption now holds the node room its victims free, as cross-queue preemption does.
+- `held-preemptor-whose-quota-still-refuses.yaml` (seed 701914): with that hold, a preemptor
+  whose victims were gone but whose quota still refused it waited for ever; the hold is now let
+  go there and a new plan made.
 """
 
 from __future__ import annotations

@@ -162,7 +162,7 @@ def test_a_refused_eviction_moves_on_to_another_pod() -> None:
     assert world.schedule() == {"l0": "n1"}
 
 
-def test_a_preemptor_whose_room_was_taken_preempts_again() -> None:
+def test_an_in_quota_preemptor_keeps_the_node_room_its_victim_frees() -> None:
     world = World(
         """
         partitions:
@@ -180,12 +180,10 @@ def test_a_preemptor_whose_room_was_taken_preempts_again() -> None:
     world.schedule()
     assert [a.key for a, _ in world.out.evictions] == ["low-1"]
     world.pod("other", queue="root.b", app="z", namespace="free")  # another quota's pod
+    assert world.schedule() == {}  # the room low-1 is leaving is held for high
     world.finish("low-1")
-    assert world.schedule() == {"other": "n1"}  # it took the room first
-    assert [a.key for a, _ in world.out.evictions] == ["low-1", "low-0"]
-    assert "low-1" not in (world.reason("high") or "")
-    world.finish("low-0")
-    assert world.schedule() == {"high": "n1"}
+    assert world.schedule() == {"high": "n1"}  # not taken by the pod tried first
+    assert [a.key for a, _ in world.out.evictions] == ["low-1"]  # so nobody else is preempted
 
 
 def test_a_pod_naming_a_parent_quota_waits_and_runs_once_the_quota_is_a_leaf() -> None:
