@@ -45,7 +45,7 @@ from core.objects.queue import Queue
 from core.objects.queue_priority import children_by_priority
 from core.policies import app_order_depends_on_usage, application_key, order_applications
 from core.preemption.held_room import held_over_max, held_room_reason, waiting_for_victims
-from core.preemption.holds import release_hold
+from core.preemption.holds import hold_room, release_hold
 from core.reservations.backfill import backfilled, reserved_use
 from core.reservations.reserve import end as end_reservation
 from core.reservations.reserve import note_refused, reserved_node, waiting_reason, yield_node
@@ -364,12 +364,8 @@ def try_ask(state: CoreState, leaf: Queue, app: Application, ask: Ask, now: floa
             ugm.decrease_tracked_resource(leaf.path, app.app_id, ask.resource, app.user, not app.is_running)
         if quota not in (DEFAULT_QUOTA, SYSTEM_QUOTA) and _preemption_may_help(state, ask):
             state.quota_sensitive_version = state.version
-        if held and rule == QUOTA and waiting_for_victims(state, state.holds[ask.key]) is None:
-            # its victims are gone and its quota still refuses it (the quota room went elsewhere):
-            # the held node room is let go and a new plan may follow
-            release_hold(state, ask.key)
-            state.hold_let_go = True
-            held = False
+        if held and rule == QUOTA and _held_wait(state, ask) is None:
+            held = False  # its victims are gone and its quota still refuses it: a new plan may follow
         if not held:
             _maybe_preempt(state, leaf, ask, quota, now)
         if ask.key in state.preempting:
@@ -422,8 +418,9 @@ def _cluster_full(state: CoreState, resource: Resource) -> str | None:
 
 
 def _held_wait(state: CoreState, ask: Ask) -> str | None:
-    """Why a preemptor its queue's max still refuses waits: for its victims; once they are all
-    gone and the max still says no, the hold goes (a new search may follow) and None."""
+    """Why a preemptor its queue's max or its quota still refuses waits: for its victims; once
+    they are all gone and the max or quota still says no, the hold goes (a new search may
+    follow) and None."""
     hold = state.holds[ask.key]
     waiting = waiting_for_victims(state, hold)
     if waiting is None:
@@ -648,12 +645,7 @@ def _maybe_preempt(state: CoreState, leaf: Queue, ask: Ask, quota: str, now: flo
     # The node's room its victims free is held for it, as cross-queue preemption holds it: else a
     # lower pod tried first (a gang's placeholder, made again each time it goes) took it, was
     # preempted in turn, and so on for ever.
-    held_on = partition.nodes.get(plan.node)
-    if held_on is not None:
-        end_reservation(state, ask.key, now, "preemption makes room for it instead")  # one kept room per pod
-        state.holds[ask.key] = Hold(plan.node, victims, ask.resource, leaf.path)
-        held_on.hold(ask.key, ask.resource)
-        partition.node_index.refresh(held_on)
+    hold_room(state, ask, Hold(plan.node, victims, ask.resource, leaf.path), now)
     for key in sorted(victims):
         allocation = state.allocations.get(key)
         if allocation is None:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from core.objects.ask import Ask
 from core.objects.queue import Queue
+from core.reservations.reserve import end as end_reservation
 from core.resources import add_into
 from core.state import CoreState, Hold
 
@@ -40,6 +42,17 @@ def leaving_by_queue(state: CoreState) -> dict[str, dict[str, int]]:
 def add_held(held: dict[str, dict[str, int]], queue: Queue, resource: Mapping[str, int]) -> None:
     for above in queue.ancestry():
         add_into(held.setdefault(above.path, {}), resource)
+
+
+def hold_room(state: CoreState, ask: Ask, hold: Hold, now: float) -> None:
+    """Keep `hold`'s room on its node for the preemptor `ask` (either preemption)."""
+    node = state.partition.nodes.get(hold.node_id)
+    if node is None:
+        return
+    end_reservation(state, ask.key, now, "preemption makes room for it instead")  # one kept room per pod
+    state.holds[ask.key] = hold
+    node.hold(ask.key, ask.resource)
+    state.partition.node_index.refresh(node)
 
 
 def release_hold(state: CoreState, key: str) -> Hold | None:

@@ -30,10 +30,9 @@ from core.objects.pod_topology import Mask
 from core.objects.queue import Queue
 from core.preemption import queues
 from core.preemption.held_room import waiting_for_victims
-from core.preemption.holds import add_held, held_by_queue, leaving_by_queue
+from core.preemption.holds import add_held, held_by_queue, hold_room, leaving_by_queue
 from core.preemption.kept_search import SearchContext, not_of
 from core.preemption.victims import Candidate, NodePlan, best_plan, cover, plan_node, victim_order
-from core.reservations.reserve import end as end_reservation
 from core.resources import Resource
 from core.state import CoreState, Hold
 
@@ -200,13 +199,9 @@ def _rules_check(
 
 
 def _start(state: CoreState, leaf: Queue, ask: Ask, plan: NodePlan, now: float) -> int:
-    node = state.partition.nodes[plan.node_id]
     victims = frozenset(v.allocation.key for v in plan.victims)
-    end_reservation(state, ask.key, now, "preemption makes room for it instead")  # one kept room per pod
     hold = Hold(plan.node_id, victims, ask.resource, leaf.path)
-    state.holds[ask.key] = hold
-    node.hold(ask.key, ask.resource)
-    state.partition.node_index.refresh(node)
+    hold_room(state, ask, hold, now)
     waiting = waiting_for_victims(state, hold) or ""
     explain_wait(state, ask, waiting, now)
     names = ", ".join(sorted(v.allocation.display_name for v in plan.victims))

@@ -367,8 +367,7 @@ class PodSync:
                     self._settled(key)
                     self._known[key] = Known(OWN, current.node_id)
                     return
-                delay = self._unresolved.get(key, (0.0, FIRST_RETRY))[1]
-                self._unresolved[key] = (self._clock() + delay, min(delay * 2, LAST_RETRY))
+                delay = self._back_off(self._unresolved, key)
                 log.info("binding of pod %s unresolved; reading it again in %.1fs", key, delay)
                 return
             self._unresolved.pop(key, None)
@@ -386,20 +385,18 @@ class PodSync:
                 and not pod_is_finished(pod)
                 and not as_view(pod).deleting
             ):
-                delay = self._repost.get(key, (0.0, FIRST_RETRY))[1]
-                self._repost[key] = (self._clock() + delay, min(delay * 2, LAST_RETRY))
+                delay = self._back_off(self._repost, key)
                 log.info(
                     "binding of %s to %s failed for now; posted again in %.1fs", _name_of(pod), current.node_id, delay
                 )
                 return
             self._settled(key)
             if pod is not None and node is None:
-                delay = self._retry.get(key, (0.0, FIRST_RETRY))[1]
-                self._retry[key] = (self._clock() + delay, min(delay * 2, LAST_RETRY))
+                if current is not None:
+                    delay = self._roll_back(key)
+                else:
+                    delay = self._back_off(self._retry, key)
                 log.info("pod %s will be placed again in %.1fs", _name_of(pod), delay)
-                if current is not None:  # pending again in its application, held for the delay
-                    self._core().binding_failed(key, delay)
-                    self._known[key] = Known(ASK)
                 self.apply(pod)  # the fresh copy (finished or deleted meanwhile: released)
                 return
             if current is not None:
@@ -407,6 +404,20 @@ class PodSync:
                 self._known.pop(key, None)
             if pod is not None:
                 self.apply(pod)
+
+    def _back_off(self, table: dict[str, tuple[float, float]], key: str) -> float:
+        """The key's next delay in `table` (0.5 s doubling to 30 s), now set as (when, next)."""
+        delay = table.get(key, (0.0, FIRST_RETRY))[1]
+        table[key] = (self._clock() + delay, min(delay * 2, LAST_RETRY))
+        return delay
+
+    def _roll_back(self, key: str) -> float:
+        """Undo the core's placement of the pod: pending again in its application, held for the
+        back-off it returns, then asked for again (`retry_due`)."""
+        delay = self._back_off(self._retry, key)
+        self._core().binding_failed(key, delay)
+        self._known[key] = Known(ASK)
+        return delay
 
     def _settled(self, key: str) -> None:
         self._transient.discard(key)
@@ -432,7 +443,7 @@ class PodSync:
 
     def roll_back_reposts(self) -> int:
         """This replica stopped leading: placements kept for their bindings to be posted again
-        are rolled back, each pod pending again after the first back-off; how many."""
+        are rolled back, each pod pending again for its back-off; how many."""
         with self._lock:
             keys = list(self._repost)
             rolled = 0
@@ -441,9 +452,7 @@ class PodSync:
                 cached = self._cache.pod(key)
                 if self._core().allocation(key) is None or cached is None or pod_node(cached) is not None:
                     continue
-                self._retry[key] = (self._clock() + FIRST_RETRY, FIRST_RETRY * 2)
-                self._core().binding_failed(key, FIRST_RETRY)
-                self._known[key] = Known(ASK)
+                self._roll_back(key)
                 rolled += 1
             self._transient.clear()
             return rolled
